@@ -1,0 +1,218 @@
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { ConfigError } from "./config-error.js";
+import { lineAndColumn, stripJsonComments } from "./jsonc.js";
+import type { RawValue } from "./setting-parsers.js";
+import {
+  type ConfigKey,
+  type ConfigValues,
+  configKeys,
+  type SettingDefinition,
+  settingsSchema,
+} from "./settings-schema.js";
+
+export type ConfigSource = "flag" | "env" | "settings" | "default" | "unset";
+
+export interface GuppyConfig extends ConfigValues {
+  /** GUPPY_HOME: the data directory. */
+  home: string;
+  homeSource: ConfigSource;
+  settingsPath: string;
+  sources: Record<ConfigKey, ConfigSource>;
+  /** Non-fatal findings (unknown settings.json keys). */
+  warnings: string[];
+}
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Command-line flags, already mapped to config keys. */
+  flags?: Partial<Record<ConfigKey, RawValue>>;
+  /** --home flag. */
+  home?: string;
+}
+
+export function resolveHome(options: { home?: string; env?: NodeJS.ProcessEnv }): string {
+  const env = options.env ?? process.env;
+  const raw = options.home ?? nonEmpty(env.GUPPY_HOME) ?? join(homedir(), ".guppy");
+  const expanded = raw.startsWith("~/") || raw === "~" ? join(homedir(), raw.slice(1)) : raw;
+  return isAbsolute(expanded) ? expanded : resolve(expanded);
+}
+
+/** Precedence: flags > environment > <home>/settings.json > defaults. Throws ConfigError. */
+export function loadConfig(options: LoadConfigOptions = {}): GuppyConfig {
+  const env = options.env ?? process.env;
+  const home = resolveHome({ home: options.home, env });
+  const settingsPath = join(home, "settings.json");
+  const fileSettings = readSettingsFile(settingsPath);
+  const warnings: string[] = [];
+  for (const key of Object.keys(fileSettings)) {
+    if (!(configKeys as string[]).includes(key) && !key.startsWith("$")) {
+      const hint = suggestKey(key);
+      warnings.push(
+        `Unknown key "${key}" in ${settingsPath}${hint ? ` (did you mean "${hint}"?)` : ""}; it is ignored.`,
+      );
+    }
+  }
+
+  const values: Record<string, unknown> = {};
+  const sources = {} as Record<ConfigKey, ConfigSource>;
+  for (const key of configKeys) {
+    const def = settingsSchema[key] as SettingDefinition<ConfigKey>;
+    const flag = options.flags?.[key];
+    const envRaw = nonEmpty(env[def.env]);
+    const fileRaw = fileSettings[key];
+    let source: ConfigSource;
+    let raw: unknown;
+    if (flag !== undefined) {
+      source = "flag";
+      raw = flag;
+    } else if (envRaw !== undefined) {
+      source = "env";
+      raw = envRaw;
+    } else if (fileRaw !== undefined && fileRaw !== null && fileRaw !== "") {
+      source = "settings";
+      raw = fileRaw;
+    } else {
+      sources[key] = def.default === undefined ? "unset" : "default";
+      values[key] = def.default;
+      continue;
+    }
+    const parsed = isRaw(raw)
+      ? def.parse(raw)
+      : Array.isArray(raw) && raw.every(isRaw)
+        ? def.parse(raw.join(","))
+        : { ok: false as const, expected: "" };
+    if (!parsed.ok) {
+      throw new ConfigError(
+        `${describeOrigin(key, def, source, settingsPath)} is ${JSON.stringify(raw)}: expected ${
+          parsed.expected || "a string, number or boolean"
+        }.`,
+      );
+    }
+    values[key] = parsed.value;
+    sources[key] = source;
+  }
+
+  const homeSource: ConfigSource = options.home
+    ? "flag"
+    : nonEmpty(env.GUPPY_HOME)
+      ? "env"
+      : "default";
+  return {
+    ...(values as unknown as ConfigValues),
+    home,
+    homeSource,
+    settingsPath,
+    sources,
+    warnings,
+  };
+}
+
+function describeOrigin(
+  key: ConfigKey,
+  def: SettingDefinition<ConfigKey>,
+  source: ConfigSource,
+  settingsPath: string,
+): string {
+  if (source === "flag") return `Invalid command-line option --${kebab(key)}`;
+  if (source === "env") return `Invalid environment variable ${def.env}`;
+  return `Invalid setting "${key}" in ${settingsPath}`;
+}
+
+function readSettingsFile(path: string): Record<string, unknown> {
+  if (!existsSync(path)) return {};
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`Cannot read ${path}: ${(error as Error).message}`);
+  }
+  const stripped = stripJsonComments(text);
+  if (stripped.trim() === "") return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stripped);
+  } catch (error) {
+    const message = (error as Error).message;
+    const position = /position (\d+)/.exec(message);
+    const where = position ? lineAndColumn(stripped, Number(position[1])) : undefined;
+    const at = where ? `:${where.line}:${where.column}` : "";
+    throw new ConfigError(
+      `${path}${at} is not valid JSON: ${message.replace(/ in JSON at position.*$/, "")}.`,
+    );
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    throw new ConfigError(`${path} must hold a JSON object of settings, like {"model": "..."}.`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function isRaw(value: unknown): value is RawValue {
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
+}
+
+export function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function suggestKey(unknown: string): string | undefined {
+  const lower = unknown.toLowerCase();
+  let best: { key: string; distance: number } | undefined;
+  for (const key of configKeys) {
+    const d = editDistance(lower, key.toLowerCase());
+    if (d <= 2 && (!best || d < best.distance)) best = { key, distance: d };
+  }
+  return best?.key;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j] ?? 0;
+      row[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        prev + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      prev = tmp;
+    }
+  }
+  return row[b.length] ?? 0;
+}
+
+/** Rows for `guppy config`: every key with its effective value (secrets masked) and source. */
+export function describeConfig(
+  config: GuppyConfig,
+): Array<{ key: string; env: string; value: string; source: ConfigSource }> {
+  const rows = [{ key: "home", env: "GUPPY_HOME", value: config.home, source: config.homeSource }];
+  for (const key of configKeys) {
+    const def = settingsSchema[key] as SettingDefinition<ConfigKey>;
+    const value = config[key];
+    rows.push({
+      key,
+      env: def.env,
+      value:
+        value === undefined
+          ? "(unset)"
+          : def.secret
+            ? maskSecret(String(value))
+            : Array.isArray(value)
+              ? value.join(",")
+              : String(value),
+      source: config.sources[key],
+    });
+  }
+  return rows;
+}
+
+export function maskSecret(value: string): string {
+  return value.length > 12 ? `${value.slice(0, 3)}…${value.slice(-2)} (masked)` : "****";
+}

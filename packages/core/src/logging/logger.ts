@@ -1,0 +1,39 @@
+/** Minimal structured logger the runtime writes through; the CLI and gateway choose the sink. */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+}
+
+const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/** Writes one readable line per entry to a stream (stderr by default) at or above `level`. */
+export function createLineLogger(
+  options: { level?: LogLevel; write?: (line: string) => void } = {},
+): Logger {
+  const min = order[options.level ?? "warn"];
+  const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = (level: LogLevel, message: string, fields?: LogFields) => {
+    if (order[level] < min) return;
+    const extra = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : "";
+    write(`guppy ${level}: ${message}${extra}`);
+  };
+  return {
+    debug: (m, f) => log("debug", m, f),
+    info: (m, f) => log("info", m, f),
+    warn: (m, f) => log("warn", m, f),
+    error: (m, f) => log("error", m, f),
+  };
+}
+
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};

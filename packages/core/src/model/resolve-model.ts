@@ -1,0 +1,150 @@
+import { type Api, getEnvApiKey, getModels, getProviders, type Model } from "@mariozechner/pi-ai";
+import { ConfigError } from "../config/config-error.js";
+import type { GuppyConfig } from "../config/load-config.js";
+import type { WireApi } from "../config/settings-schema.js";
+import { type DiscoveredModel, discoverLocalModel } from "./local-servers.js";
+
+export interface ResolvedModel {
+  /** `provider/model-id` as configured (or discovered). */
+  ref: string;
+  model: Model<Api>;
+  apiKey?: string;
+  /** Reply token limit to request. */
+  maxTokens: number;
+  /** True for a custom endpoint (GUPPY_BASE_URL) or a discovered local server. */
+  custom: boolean;
+}
+
+/** Context window assumed for an uncatalogued model on a custom endpoint. */
+export const DEFAULT_CUSTOM_CONTEXT_WINDOW = 32_768;
+/** Reply limit used when neither the setting nor the catalog gives one. */
+const DEFAULT_MAX_TOKENS = 8_192;
+/** Cap on the catalog's reply limit, so one reply cannot reserve most of the window. */
+const MAX_DEFAULT_REPLY = 16_384;
+
+export const noModelMessage =
+  "No model configured: set GUPPY_MODEL=provider/model-id (e.g. anthropic/claude-sonnet-4-5) and its API key " +
+  "(ANTHROPIC_API_KEY, OPENAI_API_KEY, ... or GUPPY_API_KEY), or GUPPY_MODEL + GUPPY_BASE_URL + GUPPY_API for a custom endpoint; " +
+  "no local Ollama (127.0.0.1:11434) or LM Studio (127.0.0.1:1234) answered.";
+
+type ModelSettings = Pick<
+  GuppyConfig,
+  "model" | "baseUrl" | "api" | "apiKey" | "maxTokens" | "contextWindow"
+>;
+
+/**
+ * Turns configuration into a pi-ai Model. `provider/model-id` is looked up in pi-ai's catalog;
+ * with GUPPY_BASE_URL the id is sent as is (catalogued or not) over GUPPY_API. With no model,
+ * local servers are probed (unless `discover` is false). Throws ConfigError with one line.
+ */
+export async function resolveModel(
+  config: ModelSettings,
+  options: { env?: NodeJS.ProcessEnv; discover?: () => Promise<DiscoveredModel | undefined> } = {},
+): Promise<ResolvedModel> {
+  const env = options.env ?? process.env;
+  if (!config.model) {
+    const found = await (options.discover ?? discoverLocalModel)();
+    if (!found) throw new ConfigError(noModelMessage);
+    return buildCustom(config, found.provider, found.modelId, found.baseUrl, "openai-completions");
+  }
+  const slash = config.model.indexOf("/");
+  const provider = config.model.slice(0, slash);
+  const modelId = config.model.slice(slash + 1);
+
+  if (config.baseUrl) {
+    const api =
+      config.api ?? (provider === "anthropic" ? "anthropic-messages" : "openai-completions");
+    return buildCustom(config, provider, modelId, config.baseUrl, api, env);
+  }
+  if (config.api) {
+    throw new ConfigError(
+      `GUPPY_API=${config.api} is set but GUPPY_BASE_URL is not: GUPPY_API only applies to a custom endpoint.`,
+    );
+  }
+
+  const providers = getProviders() as string[];
+  if (!providers.includes(provider)) {
+    throw new ConfigError(
+      `Unknown provider "${provider}" in GUPPY_MODEL=${config.model}: known providers are ${providers.join(", ")}; for any other server set GUPPY_BASE_URL and GUPPY_API.`,
+    );
+  }
+  const catalogued = (getModels(provider as never) as Model<Api>[]).find((m) => m.id === modelId);
+  if (!catalogued) {
+    const some = (getModels(provider as never) as Model<Api>[]).slice(0, 5).map((m) => m.id);
+    throw new ConfigError(
+      `Model "${modelId}" is not in pi-ai's catalog for ${provider} (e.g. ${some.join(", ")}); to use it anyway set GUPPY_BASE_URL to the provider's endpoint.`,
+    );
+  }
+  const apiKey = config.apiKey ?? getEnvApiKey(provider) ?? undefined;
+  if (!apiKey) {
+    throw new ConfigError(
+      `No API key for ${provider}: set ${envKeyName(provider)} (or GUPPY_API_KEY) for GUPPY_MODEL=${config.model}.`,
+    );
+  }
+  const model: Model<Api> = {
+    ...catalogued,
+    ...(config.contextWindow ? { contextWindow: config.contextWindow } : {}),
+  };
+  return {
+    ref: config.model,
+    model,
+    apiKey,
+    maxTokens:
+      config.maxTokens ?? Math.min(catalogued.maxTokens || DEFAULT_MAX_TOKENS, MAX_DEFAULT_REPLY),
+    custom: false,
+  };
+}
+
+function buildCustom(
+  config: ModelSettings,
+  provider: string,
+  modelId: string,
+  baseUrl: string,
+  api: WireApi,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedModel {
+  const catalogued = safeCatalogLookup(provider, modelId);
+  const contextWindow =
+    config.contextWindow ?? catalogued?.contextWindow ?? DEFAULT_CUSTOM_CONTEXT_WINDOW;
+  const maxTokens =
+    config.maxTokens ??
+    Math.min(
+      catalogued?.maxTokens || DEFAULT_MAX_TOKENS,
+      MAX_DEFAULT_REPLY,
+      Math.floor(contextWindow / 4),
+    );
+  const model: Model<Api> = {
+    id: modelId,
+    name: catalogued?.name ?? modelId,
+    api,
+    provider,
+    baseUrl,
+    reasoning: false,
+    input: catalogued?.input ?? ["text"],
+    cost: catalogued?.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    contextWindow,
+    maxTokens,
+  };
+  const apiKey =
+    config.apiKey ??
+    getEnvApiKey(provider) ??
+    envValue(env, envKeyName(provider)) ??
+    "guppy-no-key";
+  return { ref: `${provider}/${modelId}`, model, apiKey, maxTokens, custom: true };
+}
+
+function safeCatalogLookup(provider: string, modelId: string): Model<Api> | undefined {
+  if (!(getProviders() as string[]).includes(provider)) return undefined;
+  return (getModels(provider as never) as Model<Api>[]).find((m) => m.id === modelId);
+}
+
+function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = env[name];
+  return v && v.trim() !== "" ? v : undefined;
+}
+
+/** The conventional API-key variable of a provider: ANTHROPIC_API_KEY, OPENROUTER_API_KEY, ... */
+export function envKeyName(provider: string): string {
+  if (provider === "google") return "GEMINI_API_KEY";
+  return `${provider.toUpperCase().replace(/[^A-Z0-9]/g, "_")}_API_KEY`;
+}

@@ -1,0 +1,73 @@
+import type { StreamFn } from "@mariozechner/pi-agent-core";
+import {
+  type Api,
+  type AssistantMessage,
+  type CacheRetention,
+  createAssistantMessageEventStream,
+  type Model,
+  streamSimple,
+} from "@mariozechner/pi-ai";
+
+export interface StreamFnOptions {
+  apiKey?: string;
+  maxTokens?: number;
+  /** Client-side retries on 429/5xx/network errors (the provider SDKs back off and honour retry-after). */
+  maxRetries: number;
+  cacheRetention?: CacheRetention;
+  /** When it returns a message, that message is the answer and no request is made. */
+  intercept?: (model: Model<Api>) => AssistantMessage | undefined;
+  /** Called as each request starts. */
+  onRequest?: () => void;
+  /** Underlying stream function (tests pass pi-ai's faux provider through streamSimple too). */
+  base?: StreamFn;
+}
+
+/**
+ * The stream function handed to pi-agent-core's Agent: adds what the Agent does not forward
+ * (reply limit, retries, API key, cache markers) and lets the runner answer without a request
+ * (the tool-round limit).
+ */
+export function createStreamFn(options: StreamFnOptions): StreamFn {
+  const base = options.base ?? streamSimple;
+  return (model, context, streamOptions) => {
+    const synthetic = options.intercept?.(model);
+    if (synthetic) {
+      const stream = createAssistantMessageEventStream();
+      queueMicrotask(() => {
+        stream.push({ type: "start", partial: synthetic });
+        stream.push({ type: "done", reason: "stop", message: synthetic });
+        stream.end(synthetic);
+      });
+      return stream;
+    }
+    options.onRequest?.();
+    return base(model, context, {
+      ...streamOptions,
+      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
+      ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+      maxRetries: options.maxRetries,
+      cacheRetention: options.cacheRetention ?? "short",
+    });
+  };
+}
+
+/** A finished assistant text message attributed to `model` (no usage). */
+export function syntheticAssistantMessage(model: Model<Api>, text: string): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [{ type: "text", text }],
+    api: model.api,
+    provider: model.provider,
+    model: model.id,
+    usage: {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    },
+    stopReason: "stop",
+    timestamp: Date.now(),
+  };
+}

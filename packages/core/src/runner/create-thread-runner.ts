@@ -1,0 +1,55 @@
+import { platform, release } from "node:os";
+import type { StreamFn } from "@mariozechner/pi-agent-core";
+import type { GuppyConfig } from "../config/load-config.js";
+import type { Logger } from "../logging/logger.js";
+import type { ResolvedModel } from "../model/resolve-model.js";
+import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
+import { createHostSandbox, type Sandbox } from "../sandbox/host-sandbox.js";
+import type { Store } from "../store/create-store.js";
+import { createCoreTools } from "../tools/create-tools.js";
+import { type AgentRunner, createAgentRunner } from "./create-agent-runner.js";
+
+export interface ThreadRunnerOptions {
+  threadId: string;
+  config: GuppyConfig;
+  resolved: ResolvedModel;
+  store: Store;
+  sandbox?: Sandbox;
+  logger?: Logger;
+  baseStreamFn?: StreamFn;
+}
+
+/** Everything a thread needs to run: its tools (bound to its workspace), system prompt and runner. */
+export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
+  const { threadId, config, store, resolved } = options;
+  const workspaceDir = store.workspaceDir(threadId);
+  const tools = createCoreTools({
+    workspaceDir,
+    artifactsDir: () => store.artifactsDir(threadId),
+    sandbox: options.sandbox ?? createHostSandbox(),
+    toolResultMaxChars: config.toolResultMaxChars,
+    bashTimeoutSeconds: config.bashTimeoutSeconds,
+  });
+  const os = `${platform()} ${release()}`;
+  return createAgentRunner({
+    threadId,
+    store,
+    model: resolved.model,
+    apiKey: resolved.apiKey,
+    maxTokens: resolved.maxTokens,
+    maxRetries: config.maxRetries,
+    maxToolRounds: config.maxToolRounds,
+    tools,
+    systemPrompt: () =>
+      buildSystemPrompt({
+        threadId,
+        workspaceDir,
+        home: config.home,
+        tools,
+        date: localDate(new Date(), config.timezone),
+        os,
+      }),
+    logger: options.logger,
+    baseStreamFn: options.baseStreamFn,
+  });
+}

@@ -1,0 +1,114 @@
+import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { killProcessTree } from "./process-tree.js";
+
+export interface ExecOptions {
+  cwd: string;
+  /** Milliseconds; the whole process tree is killed when it passes. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Combined stdout+stderr chunks as they arrive. */
+  onOutput?: (chunk: string) => void;
+  /** Bytes of output kept in memory; the rest is counted and dropped. Default 10 MB. */
+  maxBufferBytes?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ExecResult {
+  /** Combined stdout and stderr in arrival order. */
+  output: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Bytes beyond maxBufferBytes that were not kept. */
+  droppedBytes: number;
+}
+
+/** Where and how commands run: the host directly (Docker later behind the same shape). */
+export interface Sandbox {
+  readonly kind: "host";
+  exec(command: string, options: ExecOptions): Promise<ExecResult>;
+  /** A host path as the agent's tools see it (identity on the host). */
+  toAgentPath(hostPath: string): string;
+}
+
+const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
+
+export function createHostSandbox(): Sandbox {
+  return {
+    kind: "host",
+    exec: execOnHost,
+    toAgentPath: (hostPath) => hostPath,
+  };
+}
+
+function execOnHost(command: string, options: ExecOptions): Promise<ExecResult> {
+  const maxBuffer = options.maxBufferBytes ?? 10 * 1024 * 1024;
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let kept = 0;
+    let droppedBytes = 0;
+    let timedOut = false;
+    let aborted = false;
+    let settled = false;
+
+    const child = spawn(shell, ["-c", command], {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+
+    const onData = (data: Buffer) => {
+      options.onOutput?.(data.toString("utf8"));
+      if (kept + data.length <= maxBuffer) {
+        chunks.push(data);
+        kept += data.length;
+      } else {
+        const room = Math.max(0, maxBuffer - kept);
+        if (room > 0) chunks.push(data.subarray(0, room));
+        kept += room;
+        droppedBytes += data.length - room;
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+
+    const kill = () => {
+      if (child.pid !== undefined) killProcessTree(child.pid);
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, options.timeoutMs);
+    const onAbort = () => {
+      aborted = true;
+      kill();
+    };
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+
+    const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      options.signal?.removeEventListener("abort", onAbort);
+      // A background grandchild may outlive the shell; make sure nothing is left behind.
+      if (timedOut || aborted) kill();
+      resolve({
+        output: Buffer.concat(chunks).toString("utf8"),
+        exitCode,
+        signal,
+        timedOut,
+        aborted,
+        droppedBytes,
+      });
+    };
+    child.on("error", (error) => {
+      chunks.push(Buffer.from(`${error.message}\n`));
+      finish(127, null);
+    });
+    child.on("close", (code, signal) => finish(code, signal));
+  });
+}

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync } from "node:fs";
+
+/** Pids of every descendant of `pid` (Linux /proc walk; empty elsewhere). */
+export function descendantPids(pid: number): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const children = new Map<number, number[]>();
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Field 4 (ppid) follows the parenthesised command name, which may hold spaces.
+      const after = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const ppid = Number(after[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(entry));
+      children.set(ppid, list);
+    } catch {
+      // process ended while we looked
+    }
+  }
+  const out: number[] = [];
+  const stack = [pid];
+  while (stack.length > 0) {
+    const current = stack.pop()!;
+    for (const child of children.get(current) ?? []) {
+      out.push(child);
+      stack.push(child);
+    }
+  }
+  return out;
+}
+
+/**
+ * Kills a process started with `detached: true` together with its whole tree: the process group
+ * first, then any descendant that left the group (setsid, double fork). SIGTERM, then SIGKILL
+ * after `graceMs`.
+ */
+export function killProcessTree(pid: number, graceMs = 500): void {
+  const targets = [pid, ...descendantPids(pid)];
+  signalAll(pid, targets, "SIGTERM");
+  const timer = setTimeout(() => {
+    signalAll(pid, [...targets, ...descendantPids(pid)], "SIGKILL");
+  }, graceMs);
+  timer.unref();
+}
+
+function signalAll(groupLeader: number, pids: number[], signal: NodeJS.Signals): void {
+  try {
+    process.kill(-groupLeader, signal);
+  } catch {
+    // group already gone
+  }
+  for (const p of pids) {
+    try {
+      process.kill(p, signal);
+    } catch {
+      // already gone
+    }
+  }
+}

@@ -1,0 +1,129 @@
+import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { type Logger, silentLogger } from "../logging/logger.js";
+import { writeFileAtomic } from "./atomic-write.js";
+import { appendJsonl, readJsonl, serializeJsonl } from "./jsonl.js";
+import { isLogEntry, type LogEntry } from "./log-entry.js";
+import { encodeSegment, parseThreadId } from "./thread-id.js";
+
+/** Per-thread filesystem state under GUPPY_HOME, in the layout `<home>/<adapter>/<channel>/<thread>/`. */
+export interface Store {
+  readonly home: string;
+  transportDir(threadId: string): string;
+  channelDir(threadId: string): string;
+  threadDir(threadId: string): string;
+  /** The thread's workspace (`scratch/`), created on demand: tools resolve relative paths here. */
+  workspaceDir(threadId: string): string;
+  /** Where oversized tool outputs are saved (`artifacts/`), created on demand. */
+  artifactsDir(threadId: string): string;
+
+  appendLog(threadId: string, entry: LogEntry): void;
+  readLog(threadId: string): LogEntry[];
+
+  loadContext(threadId: string): AgentMessage[];
+  /** Appends messages to context.jsonl (the common, cheap path after each turn). */
+  appendContext(threadId: string, messages: readonly AgentMessage[]): void;
+  /** Rewrites context.jsonl atomically (after a compaction or a repair). */
+  saveContext(threadId: string, messages: readonly AgentMessage[]): void;
+  /** Moves context.jsonl aside (`context-<time>.jsonl`) so the thread starts fresh; returns the archive path. */
+  archiveContext(threadId: string): string | undefined;
+  /** Thread ids that have a directory on disk. */
+  listThreads(): string[];
+}
+
+export function createStore(options: { home: string; logger?: Logger }): Store {
+  const home = options.home;
+  const logger = options.logger ?? silentLogger;
+  const ensured = new Set<string>();
+
+  const ensure = (dir: string) => {
+    if (!ensured.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      ensured.add(dir);
+    }
+    return dir;
+  };
+
+  const transportDir = (threadId: string) => join(home, parseThreadId(threadId).adapter);
+  const channelDir = (threadId: string) => {
+    const ref = parseThreadId(threadId);
+    return join(home, ref.adapter, encodeSegment(ref.channel));
+  };
+  const threadDir = (threadId: string) => {
+    const ref = parseThreadId(threadId);
+    return join(home, ref.adapter, encodeSegment(ref.channel), encodeSegment(ref.thread));
+  };
+  const file = (threadId: string, name: string) => join(ensure(threadDir(threadId)), name);
+
+  return {
+    home,
+    transportDir,
+    channelDir,
+    threadDir,
+    workspaceDir: (threadId) => ensure(join(threadDir(threadId), "scratch")),
+    artifactsDir: (threadId) => ensure(join(threadDir(threadId), "artifacts")),
+
+    appendLog(threadId, entry) {
+      appendJsonl(file(threadId, "log.jsonl"), [entry]);
+    },
+    readLog(threadId) {
+      return readJsonl(join(threadDir(threadId), "log.jsonl"), logger, isLogEntry);
+    },
+
+    loadContext(threadId) {
+      return readJsonl(join(threadDir(threadId), "context.jsonl"), logger, isAgentMessage);
+    },
+    appendContext(threadId, messages) {
+      appendJsonl(file(threadId, "context.jsonl"), messages);
+    },
+    saveContext(threadId, messages) {
+      writeFileAtomic(file(threadId, "context.jsonl"), serializeJsonl(messages));
+    },
+    archiveContext(threadId) {
+      const current = join(threadDir(threadId), "context.jsonl");
+      if (!existsSync(current)) return undefined;
+      const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+      const target = join(threadDir(threadId), `context-${stamp}.jsonl`);
+      renameSync(current, target);
+      return target;
+    },
+    listThreads() {
+      const out: string[] = [];
+      for (const adapter of safeDirs(home)) {
+        if (adapter.startsWith(".") || adapter === "skills" || adapter === "memory") continue;
+        for (const channel of safeDirs(join(home, adapter))) {
+          if (channel === "skills") continue;
+          for (const thread of safeDirs(join(home, adapter, channel))) {
+            if (thread === "skills") continue;
+            const dir = join(home, adapter, channel, thread);
+            if (existsSync(join(dir, "context.jsonl")) || existsSync(join(dir, "log.jsonl"))) {
+              out.push(`${adapter}:${decodeURIComponent(channel)}:${decodeURIComponent(thread)}`);
+            }
+          }
+        }
+      }
+      return out;
+    },
+  };
+}
+
+function safeDirs(dir: string): string[] {
+  try {
+    return readdirSync(dir).filter((name) => {
+      try {
+        return statSync(join(dir, name)).isDirectory();
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return [];
+  }
+}
+
+function isAgentMessage(value: unknown): value is AgentMessage {
+  if (value === null || typeof value !== "object") return false;
+  const role = (value as { role?: unknown }).role;
+  return typeof role === "string";
+}

@@ -1,0 +1,78 @@
+import type { AgentTool } from "@mariozechner/pi-agent-core";
+import { type Static, Type } from "typebox";
+import { spillOutput } from "../artifacts/spill-output.js";
+import { textResult } from "./text-result.js";
+import type { ToolContext } from "./tool-context.js";
+
+const parameters = Type.Object({
+  command: Type.String({ description: "The shell command to run (bash -c)" }),
+  timeout_seconds: Type.Optional(
+    Type.Integer({ minimum: 1, description: "Timeout in seconds (default 120)" }),
+  ),
+});
+
+export interface BashDetails {
+  exitCode: number | null;
+  timedOut: boolean;
+  fullOutputPath?: string;
+}
+
+/**
+ * `bash`: runs a command in the thread's workspace. Returns combined stdout+stderr and the exit
+ * code; the whole process tree is killed on timeout or abort; long output is cut to a head+tail
+ * excerpt and saved in full to a file whose path is given. A non-zero exit, a timeout or an
+ * abort is reported as a tool error (the model sees the output either way).
+ */
+export function createBashTool(ctx: ToolContext): AgentTool<typeof parameters, BashDetails> {
+  return {
+    name: "bash",
+    label: "bash",
+    description:
+      "Run a shell command (bash -c) in the workspace directory. Returns combined stdout and stderr and the exit code. " +
+      "Long output is shortened and saved to a file you can read. Default timeout 120 s; set timeout_seconds for long jobs.",
+    parameters,
+    async execute(_id, params: Static<typeof parameters>, signal, onUpdate) {
+      const timeoutSeconds = params.timeout_seconds ?? ctx.bashTimeoutSeconds;
+      let streamed = "";
+      const result = await ctx.sandbox.exec(params.command, {
+        cwd: ctx.workspaceDir,
+        timeoutMs: timeoutSeconds * 1000,
+        signal,
+        onOutput: onUpdate
+          ? (chunk) => {
+              streamed = (streamed + chunk).slice(-2000);
+              onUpdate(textResult(streamed, { exitCode: null, timedOut: false }));
+            }
+          : undefined,
+      });
+      let output = result.output;
+      if (result.droppedBytes > 0) {
+        output += `\n[${result.droppedBytes} more bytes of output were not kept]`;
+      }
+      const spilled = spillOutput({
+        text: output,
+        maxChars: ctx.toolResultMaxChars,
+        dir: ctx.artifactsDir(),
+        label: "bash",
+      });
+      const details: BashDetails = {
+        exitCode: result.exitCode,
+        timedOut: result.timedOut,
+        ...(spilled.path ? { fullOutputPath: spilled.path } : {}),
+      };
+      const trimmed = spilled.text.replace(/\n+$/, "");
+      const body = trimmed === "" ? "(no output)" : trimmed;
+      if (result.aborted)
+        throw new Error(`${body}\n\n[Command aborted; its process tree was killed.]`);
+      if (result.timedOut) {
+        throw new Error(
+          `${body}\n\n[Command timed out after ${timeoutSeconds} s; its process tree was killed.]`,
+        );
+      }
+      const status =
+        result.exitCode === null ? `killed by ${result.signal}` : `exit code ${result.exitCode}`;
+      if (result.exitCode !== 0) throw new Error(`${body}\n\n[${status}]`);
+      return textResult(`${body}\n\n[${status}]`, details);
+    },
+  };
+}

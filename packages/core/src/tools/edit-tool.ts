@@ -1,0 +1,70 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import type { AgentTool } from "@mariozechner/pi-agent-core";
+import { type Static, Type } from "typebox";
+import { resolveToolPath } from "./resolve-path.js";
+import { textResult } from "./text-result.js";
+import type { ToolContext } from "./tool-context.js";
+
+const parameters = Type.Object({
+  path: Type.String({ description: "File path, absolute or relative to the workspace" }),
+  old_string: Type.String({
+    description: "Exact text to replace (must be unique unless replace_all)",
+  }),
+  new_string: Type.String({ description: "Replacement text" }),
+  replace_all: Type.Optional(Type.Boolean({ description: "Replace every occurrence" })),
+});
+
+/** `edit`: exact string replacement; old_string must match exactly once unless replace_all. */
+export function createEditTool(ctx: ToolContext): AgentTool<typeof parameters> {
+  return {
+    name: "edit",
+    label: "edit",
+    description:
+      "Replace an exact string in a file. old_string must appear exactly once (include surrounding lines to make it unique), or set replace_all to change every occurrence.",
+    parameters,
+    async execute(_id, params: Static<typeof parameters>) {
+      const path = resolveToolPath(ctx.workspaceDir, params.path);
+      let text: string;
+      try {
+        text = readFileSync(path, "utf8");
+      } catch {
+        throw new Error(`File not found: ${path}. Use write to create a new file.`);
+      }
+      if (params.old_string === "")
+        throw new Error("old_string is empty; give the exact text to replace.");
+      if (params.old_string === params.new_string) {
+        throw new Error("old_string and new_string are the same; nothing would change.");
+      }
+      const count = countOccurrences(text, params.old_string);
+      if (count === 0) {
+        throw new Error(
+          `old_string was not found in ${path}. It must match exactly, including whitespace and indentation; read the file first.`,
+        );
+      }
+      if (count > 1 && !params.replace_all) {
+        throw new Error(
+          `old_string occurs ${count} times in ${path}; include more surrounding text to make it unique, or set replace_all.`,
+        );
+      }
+      const updated = params.replace_all
+        ? text.split(params.old_string).join(params.new_string)
+        : text.replace(params.old_string, () => params.new_string);
+      writeFileSync(path, updated, "utf8");
+      const n = params.replace_all ? count : 1;
+      return textResult(`Replaced ${n} occurrence${n === 1 ? "" : "s"} in ${path}.`, {
+        path,
+        replacements: n,
+      });
+    },
+  };
+}
+
+function countOccurrences(text: string, needle: string): number {
+  let count = 0;
+  let at = text.indexOf(needle);
+  while (at !== -1) {
+    count++;
+    at = text.indexOf(needle, at + needle.length);
+  }
+  return count;
+}

@@ -1,0 +1,21 @@
+export const helpText = `guppy — a small, self-hosted personal AI agent
+
+Usage:
+  guppy chat [--session NAME]       talk to guppy in the terminal
+  guppy chat -m "TEXT"              one prompt; the answer alone on stdout
+  guppy config                      print the effective configuration (secrets masked)
+  guppy init                        create GUPPY_HOME with settings.json, MEMORY.md, IDENTITY.md
+  guppy --version | --help
+
+Options (each also an environment variable or a settings.json key; see docs/configuration.md):
+  --home DIR             data directory (GUPPY_HOME, default ~/.guppy)
+  --model P/ID           model as provider/model-id (GUPPY_MODEL)
+  --base-url URL         custom endpoint (GUPPY_BASE_URL)
+  --api PROTOCOL         openai-completions | anthropic-messages (GUPPY_API)
+  --session NAME         terminal conversation to use (default "default")
+  --debug                verbose logs on stderr (GUPPY_DEBUG)
+  -m, --message TEXT     run one prompt and exit
+
+In chat: /new starts fresh, /status shows model, tokens and cost, /exit quits;
+Ctrl+C stops the current answer, Ctrl+C twice at the prompt exits.
+`;

@@ -1,0 +1,32 @@
+import { ExitCode, reportError, UsageError } from "./cli-error.js";
+import { helpText } from "./help-text.js";
+import { parseCliArgs } from "./parse-cli-args.js";
+
+/** Dispatches a command; each command module is loaded only when used. */
+export async function main(argv: string[]): Promise<void> {
+  let code: number;
+  try {
+    const args = parseCliArgs(argv);
+    if (args.help || args.command === "help" || args.command === undefined) {
+      process.stdout.write(helpText);
+      code = args.command === undefined && !args.help ? ExitCode.usage : ExitCode.ok;
+    } else {
+      switch (args.command) {
+        case "chat":
+          code = await (await import("../commands/chat-command.js")).chatCommand(args);
+          break;
+        case "config":
+          code = await (await import("../commands/config-command.js")).configCommand(args);
+          break;
+        case "init":
+          code = await (await import("../commands/init-command.js")).initCommand(args);
+          break;
+        default:
+          throw new UsageError(`unknown command "${args.command}" (see guppy --help)`);
+      }
+    }
+  } catch (error) {
+    code = reportError(error);
+  }
+  process.exitCode = code;
+}

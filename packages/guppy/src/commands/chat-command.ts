@@ -1,0 +1,78 @@
+import {
+  type AgentRunner,
+  createLineLogger,
+  createStore,
+  createThreadRunner,
+  resolveModel,
+} from "@guppy/core";
+import { ExitCode, UsageError } from "../cli/cli-error.js";
+import type { CliArgs } from "../cli/parse-cli-args.js";
+import { createStyles } from "../terminal/ansi.js";
+import { createChatRenderer } from "../terminal/chat-renderer.js";
+import { createSpinner } from "../terminal/spinner.js";
+import { loadCliConfig } from "./load-cli-config.js";
+
+/** `guppy chat`: the interactive terminal, or with -m one prompt whose answer alone goes to stdout. */
+export async function chatCommand(args: CliArgs): Promise<number> {
+  const config = loadCliConfig(args);
+  const session = args.session ?? "default";
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(session)) {
+    throw new UsageError(
+      `invalid --session "${session}": use 1-64 letters, digits, ".", "_" or "-".`,
+    );
+  }
+  const logger = createLineLogger({ level: config.debug ? "debug" : "warn" });
+  const resolved = await resolveModel(config);
+  const store = createStore({ home: config.home, logger });
+  const runner = createThreadRunner({
+    threadId: `cli:local:${session}`,
+    config,
+    resolved,
+    store,
+    logger,
+  });
+  if (args.message !== undefined) {
+    if (args.message.trim() === "") throw new UsageError("-m needs a non-empty message.");
+    return runOnce(runner, args.message, config.debug);
+  }
+  const { runRepl } = await import("../terminal/repl.js");
+  return runRepl(runner, resolved.ref);
+}
+
+async function runOnce(runner: AgentRunner, text: string, debug: boolean): Promise<number> {
+  if (debug) {
+    // Tool calls and errors to stderr; stdout keeps the answer alone.
+    const render = createChatRenderer({
+      out: process.stderr,
+      styles: createStyles(false),
+      spinner: createSpinner(process.stderr, false),
+    });
+    runner.subscribe((e) => {
+      if (e.type !== "text_delta" && e.type !== "run_end") render(e);
+    });
+  }
+  const onSigint = () => runner.abort();
+  process.on("SIGINT", onSigint);
+  process.on("SIGTERM", onSigint);
+  try {
+    const result = await runner.prompt({ text, userName: process.env.USER ?? "user" });
+    switch (result.stopReason) {
+      case "error":
+        process.stderr.write(`guppy: ${result.errorMessage ?? "the model request failed"}\n`);
+        return ExitCode.failed;
+      case "aborted":
+        if (result.text) process.stdout.write(`${result.text}\n`);
+        process.stderr.write("guppy: interrupted\n");
+        return ExitCode.interrupted;
+      case "max_tool_rounds":
+        process.stderr.write(`guppy: ${result.text}\n`);
+        return ExitCode.failed;
+      default:
+        process.stdout.write(`${result.text}\n`);
+        return ExitCode.ok;
+    }
+  } finally {
+    process.off("SIGINT", onSigint);
+    process.off("SIGTERM", onSigint);
+  }
+}

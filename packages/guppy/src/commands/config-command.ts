@@ -1,0 +1,18 @@
+import { describeConfig } from "@guppy/core";
+import { ExitCode } from "../cli/cli-error.js";
+import type { CliArgs } from "../cli/parse-cli-args.js";
+import { loadCliConfig } from "./load-cli-config.js";
+
+/** `guppy config`: every key, its effective value (secrets masked) and where it came from. */
+export async function configCommand(args: CliArgs): Promise<number> {
+  const config = loadCliConfig(args);
+  const rows = describeConfig(config);
+  const keyWidth = Math.max(...rows.map((r) => r.key.length));
+  const envWidth = Math.max(...rows.map((r) => r.env.length));
+  for (const row of rows) {
+    process.stdout.write(
+      `${row.key.padEnd(keyWidth)}  ${row.env.padEnd(envWidth)}  ${row.value}  (${row.source})\n`,
+    );
+  }
+  return ExitCode.ok;
+}

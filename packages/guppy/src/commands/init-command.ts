@@ -1,0 +1,51 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { resolveHome } from "@guppy/core";
+import { ExitCode } from "../cli/cli-error.js";
+import type { CliArgs } from "../cli/parse-cli-args.js";
+
+const settingsTemplate = `// guppy settings. Precedence: command-line flags > environment variables > this file > defaults.
+// Every key is listed in docs/configuration.md. Comments and trailing commas are allowed.
+{
+  // Model as provider/model-id from pi-ai's catalog, e.g. "anthropic/claude-sonnet-4-5",
+  // "openai/gpt-4o-mini", "openrouter/anthropic/claude-sonnet-4.5". Env: GUPPY_MODEL.
+  // "model": "anthropic/claude-sonnet-4-5",
+
+  // A custom endpoint (Ollama, LM Studio, vLLM, a proxy): base URL + wire protocol.
+  // "baseUrl": "http://127.0.0.1:11434/v1",
+  // "api": "openai-completions",   // or "anthropic-messages"
+
+  // API keys are best left in the provider's own variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...).
+  // "apiKey": "",
+
+  // Tokens reserved for each reply, and the context window (defaults come from the model catalog).
+  // "maxTokens": 8192,
+  // "contextWindow": 200000,
+
+  // Tool rounds per run before it stops, and the longest tool output kept in context.
+  "maxToolRounds": 25,
+  "toolResultMaxChars": 10000
+}
+`;
+
+const files: Record<string, string> = {
+  "settings.json": settingsTemplate,
+  "MEMORY.md": "",
+  "IDENTITY.md": "",
+};
+
+/** `guppy init`: creates GUPPY_HOME with a commented settings.json and empty MEMORY.md / IDENTITY.md; never overwrites. */
+export async function initCommand(args: CliArgs): Promise<number> {
+  const home = resolveHome({ home: args.home });
+  mkdirSync(home, { recursive: true });
+  for (const [name, content] of Object.entries(files)) {
+    const path = join(home, name);
+    if (existsSync(path)) {
+      process.stdout.write(`kept     ${path}\n`);
+    } else {
+      writeFileSync(path, content, "utf8");
+      process.stdout.write(`created  ${path}\n`);
+    }
+  }
+  return ExitCode.ok;
+}

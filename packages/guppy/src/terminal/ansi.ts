@@ -1,0 +1,24 @@
+/** ANSI styling, off when the stream is not a terminal or NO_COLOR is set. */
+export interface Styles {
+  dim(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  bold(text: string): string;
+  cyan(text: string): string;
+}
+
+export function createStyles(enabled: boolean): Styles {
+  const wrap = (open: number, close: number) => (text: string) =>
+    enabled ? `\x1b[${open}m${text}\x1b[${close}m` : text;
+  return {
+    dim: wrap(2, 22),
+    red: wrap(31, 39),
+    green: wrap(32, 39),
+    bold: wrap(1, 22),
+    cyan: wrap(36, 39),
+  };
+}
+
+export function colorEnabled(stream: NodeJS.WriteStream): boolean {
+  return Boolean(stream.isTTY) && !process.env.NO_COLOR;
+}

@@ -1,0 +1,74 @@
+import type { RunnerEvent } from "@guppy/core";
+import type { Styles } from "./ansi.js";
+import type { Spinner } from "./spinner.js";
+
+/** Shows runner events in the terminal: streamed text, a spinner while waiting, dim tool lines. */
+export function createChatRenderer(deps: {
+  out: NodeJS.WritableStream;
+  styles: Styles;
+  spinner: Spinner;
+}): (event: RunnerEvent) => void {
+  const { out, styles, spinner } = deps;
+  let atLineStart = true;
+  const write = (text: string) => {
+    if (text === "") return;
+    out.write(text);
+    atLineStart = text.endsWith("\n");
+  };
+  const line = (text: string) => {
+    if (!atLineStart) write("\n");
+    write(`${text}\n`);
+  };
+
+  return (event) => {
+    switch (event.type) {
+      case "thinking_start":
+        spinner.start("thinking…");
+        break;
+      case "thinking_end":
+        spinner.stop();
+        break;
+      case "text_delta":
+        spinner.stop();
+        write(event.delta);
+        break;
+      case "tool_call":
+        spinner.stop();
+        line(styles.dim(`  ▸ ${event.name} ${summarizeArgs(event.name, event.args)}`));
+        spinner.start(`running ${event.name}…`);
+        break;
+      case "tool_result": {
+        spinner.stop();
+        const first = firstLine(event.text);
+        line(event.isError ? styles.red(`    ✗ ${first}`) : styles.dim(`    ✓ ${first}`));
+        break;
+      }
+      case "error":
+        spinner.stop();
+        line(styles.red(`error: ${event.message}`));
+        break;
+      case "run_end":
+        spinner.stop();
+        if (event.stopReason === "aborted") line(styles.dim("(stopped)"));
+        else if (!atLineStart) write("\n");
+        break;
+      default:
+        break;
+    }
+  };
+}
+
+export function summarizeArgs(tool: string, args: unknown): string {
+  if (args === null || typeof args !== "object") return "";
+  const a = args as Record<string, unknown>;
+  const pick = tool === "bash" ? a.command : (a.path ?? a.query ?? a.url);
+  const text = typeof pick === "string" ? pick : JSON.stringify(args);
+  return firstLine(text, 100);
+}
+
+function firstLine(text: string, max = 120): string {
+  const lines = text.trim().split("\n");
+  const head = lines[0] ?? "";
+  const more = lines.length > 1 ? ` (+${lines.length - 1} lines)` : "";
+  return (head.length > max ? `${head.slice(0, max - 1)}…` : head) + more;
+}
