@@ -1,0 +1,38 @@
+import type { ImageContent } from "@mariozechner/pi-ai";
+import type { RunnerEvent } from "../runner/runner-events.js";
+
+/**
+ * How an actor talks back to the place a prompt came from. Every channel (terminal, HTTP API,
+ * Telegram/Slack/Discord through Chat SDK) implements it; core never imports a chat SDK.
+ */
+export interface ThreadHandle {
+  /** `adapter:channel:thread`. */
+  readonly threadId: string;
+  /**
+   * Runner events of the run this handle's prompt started (text deltas, tool calls/results,
+   * run_end, errors). Called synchronously inside the agent loop: must not block — buffer slow I/O.
+   */
+  onEvent?(event: RunnerEvent): void;
+  /** A short message from guppy itself (busy, interrupted run, nothing to steer). */
+  notice(text: string): void | Promise<void>;
+  /** Posts a file from disk to the thread (the `upload` tool); absent where the channel cannot. */
+  uploadFile?(path: string, comment?: string): Promise<void>;
+}
+
+/** Who sent a prompt, for log.jsonl and access decisions already taken by the channel. */
+export interface PromptSender {
+  messageId?: string;
+  userId?: string;
+  userName?: string;
+}
+
+/** What the orchestrator routes to a thread's actor (seed 002: prompt queues; steer and abort bypass). */
+export type ActorMessage =
+  | ({
+      type: "prompt";
+      text: string;
+      images?: ImageContent[];
+      thread?: ThreadHandle;
+    } & PromptSender)
+  | { type: "steer"; text: string; thread?: ThreadHandle }
+  | { type: "abort"; thread?: ThreadHandle };
