@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { killProcessTree } from "./process-tree.js";
 
@@ -53,9 +54,10 @@ function execOnHost(command: string, options: ExecOptions): Promise<ExecResult> 
     let aborted = false;
     let settled = false;
 
+    const tag = `GUPPY_EXEC_TAG=${randomUUID()}`;
     const child = spawn(shell, ["-c", command], {
       cwd: options.cwd,
-      env: options.env ?? process.env,
+      env: { ...(options.env ?? process.env), GUPPY_EXEC_TAG: tag.slice("GUPPY_EXEC_TAG=".length) },
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -76,7 +78,7 @@ function execOnHost(command: string, options: ExecOptions): Promise<ExecResult> 
     child.stderr.on("data", onData);
 
     const kill = () => {
-      if (child.pid !== undefined) killProcessTree(child.pid);
+      if (child.pid !== undefined) killProcessTree(child.pid, { tag });
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -110,5 +112,19 @@ function execOnHost(command: string, options: ExecOptions): Promise<ExecResult> 
       finish(127, null);
     });
     child.on("close", (code, signal) => finish(code, signal));
+    // A background process may keep the output pipes open after the shell has exited. Do not
+    // wait for it forever: shortly after exit (sooner after a kill), stop reading and finish.
+    child.on("exit", (code, signal) => {
+      const wait = timedOut || aborted ? 300 : 2000;
+      setTimeout(() => {
+        if (settled) return;
+        if (!timedOut && !aborted) {
+          chunks.push(Buffer.from("\n[background processes still hold the output; not waiting for them]\n"));
+        }
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish(code, signal);
+      }, wait).unref();
+    });
   });
 }

@@ -36,16 +36,42 @@ export function descendantPids(pid: number): number[] {
 }
 
 /**
- * Kills a process started with `detached: true` together with its whole tree: the process group
- * first, then any descendant that left the group (setsid, double fork). SIGTERM, then SIGKILL
- * after `graceMs`.
+ * Pids of processes whose environment carries `tag` (NAME=value). A tag set in the environment
+ * of a spawned command is inherited by everything it starts, even processes that left its
+ * process group and were re-parented (setsid, double fork).
  */
-export function killProcessTree(pid: number, graceMs = 500): void {
-  const targets = [pid, ...descendantPids(pid)];
+export function taggedPids(tag: string): number[] {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const environ = readFileSync(`/proc/${entry}/environ`, "latin1");
+      if (environ.split("\0").includes(tag)) out.push(Number(entry));
+    } catch {
+      // ended, or not ours to read
+    }
+  }
+  return out;
+}
+
+/**
+ * Kills a process started with `detached: true` together with its whole tree: the process group,
+ * every descendant, and (given `tag`) every process that inherited the tag after escaping the
+ * group. SIGTERM, then SIGKILL after `graceMs`.
+ */
+export function killProcessTree(pid: number, options: { graceMs?: number; tag?: string } = {}): void {
+  const find = () => [pid, ...descendantPids(pid), ...(options.tag ? taggedPids(options.tag) : [])];
+  const targets = find();
   signalAll(pid, targets, "SIGTERM");
   const timer = setTimeout(() => {
-    signalAll(pid, [...targets, ...descendantPids(pid)], "SIGKILL");
-  }, graceMs);
+    signalAll(pid, [...new Set([...targets, ...find()])], "SIGKILL");
+  }, options.graceMs ?? 500);
   timer.unref();
 }
 

@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/config/config-error.js";
+import { describeConfig, loadConfig } from "../../src/config/load-config.js";
+
+describe("loadConfig", () => {
+  let home: string;
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), "guppy-config-"));
+  });
+  afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+  const settings = (text: string) => writeFileSync(join(home, "settings.json"), text);
+
+  it("uses defaults when nothing is set", () => {
+    const c = loadConfig({ env: { GUPPY_HOME: home } });
+    expect(c.home).toBe(home);
+    expect(c.maxToolRounds).toBe(25);
+    expect(c.toolResultMaxChars).toBe(10_000);
+    expect(c.model).toBeUndefined();
+    expect(c.sources.maxToolRounds).toBe("default");
+  });
+
+  it("applies flags > environment > settings.json > defaults", () => {
+    settings(`{
+      // comments are allowed
+      "model": "anthropic/claude-sonnet-4-5",
+      "maxTokens": 1000,
+      "maxToolRounds": 7,
+    }`);
+    const env = { GUPPY_HOME: home, GUPPY_MAX_TOKENS: "2000", GUPPY_MODEL: "openai/gpt-4o" };
+    const c = loadConfig({ env, flags: { model: "openai/gpt-4o-mini" } });
+    expect(c.model).toBe("openai/gpt-4o-mini");
+    expect(c.sources.model).toBe("flag");
+    expect(c.maxTokens).toBe(2000);
+    expect(c.sources.maxTokens).toBe("env");
+    expect(c.maxToolRounds).toBe(7);
+    expect(c.sources.maxToolRounds).toBe("settings");
+  });
+
+  it("--home beats GUPPY_HOME", () => {
+    const c = loadConfig({ env: { GUPPY_HOME: "/nonexistent" }, home });
+    expect(c.home).toBe(home);
+  });
+
+  it("names the variable, the value and what is allowed for a bad environment value", () => {
+    expect(() => loadConfig({ env: { GUPPY_HOME: home, GUPPY_MAX_TOKENS: "lots" } })).toThrow(
+      new ConfigError(
+        'Invalid environment variable GUPPY_MAX_TOKENS is "lots": expected an integer ≥ 1.',
+      ),
+    );
+    expect(() => loadConfig({ env: { GUPPY_HOME: home, GUPPY_API: "grpc" } })).toThrow(
+      /GUPPY_API is "grpc": expected one of openai-completions, anthropic-messages/,
+    );
+    expect(() => loadConfig({ env: { GUPPY_HOME: home, GUPPY_MODEL: "gpt-4o" } })).toThrow(
+      /GUPPY_MODEL is "gpt-4o": expected provider\/model-id/,
+    );
+    expect(() => loadConfig({ env: { GUPPY_HOME: home, GUPPY_BASE_URL: "localhost:11434" } })).toThrow(
+      /GUPPY_BASE_URL .* expected an http\(s\) URL/,
+    );
+  });
+
+  it("names the file and key for a bad settings.json value", () => {
+    settings('{"maxToolRounds": 0}');
+    expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
+      `Invalid setting "maxToolRounds" in ${join(home, "settings.json")} is 0: expected an integer from 1 to 1000.`,
+    );
+  });
+
+  it("points at the line of invalid JSON", () => {
+    settings('{\n  "model": "openai/gpt-4o",\n  oops\n}');
+    let message = "";
+    try {
+      loadConfig({ env: { GUPPY_HOME: home } });
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(new RegExp(`^${join(home, "settings.json")}:3:\\d+ is not valid JSON`));
+    expect(message.split("\n")).toHaveLength(1);
+  });
+
+  it("rejects a settings.json that is not an object", () => {
+    settings("[1,2]");
+    expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(/must hold a JSON object/);
+  });
+
+  it("warns about unknown keys with a suggestion instead of failing", () => {
+    settings('{"modle": "openai/gpt-4o"}');
+    const c = loadConfig({ env: { GUPPY_HOME: home } });
+    expect(c.warnings).toEqual([
+      `Unknown key "modle" in ${join(home, "settings.json")} (did you mean "model"?); it is ignored.`,
+    ]);
+  });
+
+  it("masks secrets in the printed configuration", () => {
+    const c = loadConfig({
+      env: { GUPPY_HOME: home, GUPPY_API_KEY: "sk-abcdefghijklmnopqrstuvwxyz" },
+    });
+    const row = describeConfig(c).find((r) => r.key === "apiKey");
+    expect(row?.value).not.toContain("abcdefghijklmnop");
+    expect(row?.value).toContain("masked");
+    expect(row?.source).toBe("env");
+  });
+});

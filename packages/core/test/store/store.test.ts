@@ -1,0 +1,97 @@
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createStore } from "../../src/store/create-store.js";
+import type { Logger } from "../../src/logging/logger.js";
+
+const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
+
+function recordingLogger() {
+  const warnings: string[] = [];
+  const logger: Logger = {
+    debug() {},
+    info() {},
+    warn: (m) => warnings.push(m),
+    error: (m) => warnings.push(m),
+  };
+  return { logger, warnings };
+}
+
+describe("store", () => {
+  let home: string;
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), "guppy-store-"));
+  });
+  afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+  it("lays threads out as <home>/<adapter>/<channel>/<thread>/ with scratch/ as workspace", () => {
+    const store = createStore({ home });
+    store.appendContext("cli:local:default", [user("hi")]);
+    expect(existsSync(join(home, "cli/local/default/context.jsonl"))).toBe(true);
+    expect(store.workspaceDir("cli:local:default")).toBe(join(home, "cli/local/default/scratch"));
+    expect(existsSync(join(home, "cli/local/default/scratch"))).toBe(true);
+  });
+
+  it("appends whole lines and reads them back in order", () => {
+    const store = createStore({ home });
+    store.appendContext("cli:local:a", [user("one"), user("two")]);
+    store.appendContext("cli:local:a", [user("three")]);
+    expect(store.loadContext("cli:local:a").map((m) => (m as { content: string }).content)).toEqual([
+      "one",
+      "two",
+      "three",
+    ]);
+    const text = readFileSync(join(home, "cli/local/a/context.jsonl"), "utf8");
+    expect(text.endsWith("\n")).toBe(true);
+    expect(text.trim().split("\n")).toHaveLength(3);
+  });
+
+  it("skips a torn last line with a warning, and a later append does not merge into it", () => {
+    const { logger, warnings } = recordingLogger();
+    const store = createStore({ home, logger });
+    store.appendContext("cli:local:t", [user("kept")]);
+    const file = join(home, "cli/local/t/context.jsonl");
+    appendFileSync(file, '{"role":"user","content":"tor'); // crash mid-write
+    expect(store.loadContext("cli:local:t")).toHaveLength(1);
+    expect(warnings.some((w) => w.includes("line 2") && w.includes(file))).toBe(true);
+
+    store.appendContext("cli:local:t", [user("after")]);
+    const loaded = store.loadContext("cli:local:t").map((m) => (m as { content: string }).content);
+    expect(loaded).toEqual(["kept", "after"]);
+  });
+
+  it("rewrites context atomically through a temp file and leaves no temp behind", () => {
+    const store = createStore({ home });
+    store.appendContext("cli:local:r", [user("old1"), user("old2")]);
+    store.saveContext("cli:local:r", [user("new")]);
+    expect(store.loadContext("cli:local:r")).toEqual([user("new")]);
+    expect(readdirSync(join(home, "cli/local/r")).filter((f) => f.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("archives the context for /new and starts empty", () => {
+    const store = createStore({ home });
+    store.appendContext("cli:local:n", [user("x")]);
+    const archived = store.archiveContext("cli:local:n");
+    expect(archived && existsSync(archived)).toBe(true);
+    expect(store.loadContext("cli:local:n")).toEqual([]);
+  });
+
+  it("logs human-readable entries and ignores invalid ones", () => {
+    const { logger } = recordingLogger();
+    const store = createStore({ home, logger });
+    const entry = {
+      date: "2026-01-01T00:00:00.000Z",
+      messageId: "m1",
+      userId: "u",
+      userName: "Ann",
+      text: "hello",
+      isBot: false,
+    };
+    store.appendLog("telegram:42:default", entry);
+    writeFileSync(join(home, "telegram/42/default/log.jsonl"), `${JSON.stringify(entry)}\n{"nope":1}\n`);
+    expect(store.readLog("telegram:42:default")).toEqual([entry]);
+    expect(store.listThreads()).toContain("telegram:42:default");
+  });
+});

@@ -1,0 +1,63 @@
+import { join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createStore } from "../../src/store/create-store.js";
+import { encodeSegment, parseThreadId } from "../../src/store/thread-id.js";
+
+describe("thread ids", () => {
+  it("splits adapter:channel:thread and keeps colons in the thread part", () => {
+    expect(parseThreadId("slack:C123:1234.5678")).toEqual({
+      adapter: "slack",
+      channel: "C123",
+      thread: "1234.5678",
+    });
+    expect(parseThreadId("http:api:a:b")).toEqual({ adapter: "http", channel: "api", thread: "a:b" });
+    expect(parseThreadId("telegram:-1001")).toEqual({
+      adapter: "telegram",
+      channel: "-1001",
+      thread: "default",
+    });
+  });
+
+  it("rejects an adapter name that is not a short identifier, with one line naming the id", () => {
+    expect(() => parseThreadId("../etc:x:y")).toThrow(/Invalid thread id "\.\.\/etc:x:y"/);
+    expect(() => parseThreadId("Slack:x:y")).toThrow(/adapter name/);
+  });
+
+  it.each([
+    "..",
+    ".",
+    "../../etc/passwd",
+    "a/b",
+    "a\\b",
+    "x\0y",
+    ".hidden",
+    "spaces/ABC123",
+    "ü/😀",
+  ])("encodes %j as one safe path component", (id) => {
+    const enc = encodeSegment(id);
+    expect(enc).not.toContain("/");
+    expect(enc).not.toContain("\\");
+    expect(enc).not.toContain("\0");
+    expect(enc.startsWith(".")).toBe(false);
+    expect(enc).toMatch(/^[A-Za-z0-9_.%~-]+$/);
+  });
+
+  it("shortens very long ids but keeps distinct ids distinct", () => {
+    const a = encodeSegment("x".repeat(5000));
+    const b = encodeSegment(`${"x".repeat(4999)}y`);
+    expect(a.length).toBeLessThanOrEqual(96);
+    expect(a).not.toBe(b);
+  });
+
+  it("keeps every thread directory inside the data directory", () => {
+    const home = resolve("/tmp/guppy-home-for-paths");
+    const store = createStore({ home });
+    for (const id of ["cli:..:..", "cli:../..:../../x", "telegram:/etc:passwd", "slack:%2E%2E:."]) {
+      const dir = store.threadDir(id);
+      const rel = relative(home, dir);
+      expect(rel.startsWith("..")).toBe(false);
+      expect(rel.split("/")).toHaveLength(3);
+    }
+    expect(store.threadDir("cli:local:default")).toBe(join(home, "cli", "local", "default"));
+  });
+});

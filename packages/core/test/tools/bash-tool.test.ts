@@ -1,0 +1,91 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createBashTool } from "../../src/tools/bash-tool.js";
+import { resultText, toolFixture } from "./tool-fixture.js";
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitDead(pid: number, ms = 3000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (!alive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return !alive(pid);
+}
+
+describe("bash tool", () => {
+  let fx = toolFixture();
+  afterEach(() => {
+    fx.cleanup();
+    fx = toolFixture();
+  });
+
+  it("returns combined stdout and stderr with the exit code, run in the workspace", async () => {
+    const bash = createBashTool(fx.ctx);
+    const r = await bash.execute("1", { command: "echo out; echo err >&2; pwd" });
+    const text = resultText(r);
+    expect(text).toContain("out");
+    expect(text).toContain("err");
+    expect(text).toContain(fx.workspaceDir);
+    expect(text).toContain("[exit code 0]");
+    expect(r.details.exitCode).toBe(0);
+  });
+
+  it("reports a non-zero exit as a tool error that still carries the output", async () => {
+    const bash = createBashTool(fx.ctx);
+    await expect(bash.execute("1", { command: "echo partial; exit 3" })).rejects.toThrow(
+      /partial[\s\S]*\[exit code 3\]/,
+    );
+  });
+
+  it("kills the whole process tree on timeout, leaving no orphan", async () => {
+    const bash = createBashTool(fx.ctx);
+    const pidFile = join(fx.workspaceDir, "pids");
+    const started = bash.execute("1", {
+      command: `sleep 300 & echo $! > ${pidFile}; (setsid sleep 301 & echo $! >> ${pidFile}); sleep 300`,
+      timeout_seconds: 1,
+    });
+    await expect(started).rejects.toThrow(/timed out after 1 s/);
+    const pids = readFileSync(pidFile, "utf8").trim().split("\n").map(Number);
+    expect(pids).toHaveLength(2);
+    for (const pid of pids) expect(await waitDead(pid)).toBe(true);
+  });
+
+  it("kills the process tree when the run is aborted", async () => {
+    const bash = createBashTool(fx.ctx);
+    const pidFile = join(fx.workspaceDir, "pid");
+    const controller = new AbortController();
+    const started = bash.execute("1", { command: `sleep 300 & echo $! > ${pidFile}; wait` }, controller.signal);
+    const end = Date.now() + 3000;
+    while (!existsSync(pidFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    controller.abort();
+    await expect(started).rejects.toThrow(/aborted/);
+    const pid = Number(readFileSync(pidFile, "utf8").trim());
+    expect(await waitDead(pid)).toBe(true);
+  });
+
+  it("cuts long output to head and tail and saves the full output to a file it names", async () => {
+    fx.cleanup();
+    fx = toolFixture({ toolResultMaxChars: 1000 });
+    const bash = createBashTool(fx.ctx);
+    const r = await bash.execute("1", { command: "seq 1 20000" });
+    const text = resultText(r);
+    expect(text.length).toBeLessThan(1500);
+    expect(text).toMatch(/^1\n2\n3\n/);
+    expect(text).toContain("20000");
+    const path = r.details.fullOutputPath;
+    expect(path).toBeDefined();
+    expect(text).toContain(path!);
+    const full = readFileSync(path!, "utf8");
+    expect(full.split("\n").filter(Boolean)).toHaveLength(20000);
+  });
+});

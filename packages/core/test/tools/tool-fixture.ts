@@ -1,0 +1,27 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentToolResult } from "@mariozechner/pi-agent-core";
+import { createHostSandbox } from "../../src/sandbox/host-sandbox.js";
+import type { ToolContext } from "../../src/tools/tool-context.js";
+
+export function toolFixture(overrides: Partial<ToolContext> = {}) {
+  const root = mkdtempSync(join(tmpdir(), "guppy-tools-"));
+  const workspaceDir = join(root, "scratch");
+  const artifacts = join(root, "artifacts");
+  mkdirSync(workspaceDir);
+  mkdirSync(artifacts);
+  const ctx: ToolContext = {
+    workspaceDir,
+    artifactsDir: () => artifacts,
+    sandbox: createHostSandbox(),
+    toolResultMaxChars: 10_000,
+    bashTimeoutSeconds: 120,
+    ...overrides,
+  };
+  return { ctx, root, workspaceDir, artifacts, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+}
+
+export function resultText(result: AgentToolResult<unknown>): string {
+  return result.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+}
