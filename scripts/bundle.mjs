@@ -1,0 +1,57 @@
+// Bundles the built CLI (packages/guppy/dist/cli/main.js) into packages/guppy/dist/bundle/.
+// Why: typebox alone is ~700 ESM files; resolving them costs ~300 ms at every start. Bundling
+// guppy, @guppy/core, pi-ai, pi-agent-core and typebox into a few chunks halves the time to the
+// first LLM request. Everything else stays an ordinary node_modules import; dynamic imports stay
+// lazy (code splitting), so provider SDKs and rarely used commands load only when needed.
+import { readFile, rm } from "node:fs/promises";
+import { build } from "esbuild";
+
+const outdir = "packages/guppy/dist/bundle";
+const inline = [
+  "@guppy/core",
+  "@mariozechner/pi-ai",
+  "@mariozechner/pi-agent-core",
+  "typebox",
+  "hono",
+  "@hono/node-server",
+];
+
+await rm(outdir, { recursive: true, force: true });
+await build({
+  entryPoints: ["packages/guppy/dist/cli/main.js"],
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  splitting: true,
+  target: "node20",
+  outdir,
+  logLevel: "warning",
+  banner: {
+    js: "import { createRequire as __guppyCreateRequire } from 'node:module'; const require = __guppyCreateRequire(import.meta.url);",
+  },
+  plugins: [
+    {
+      name: "guppy-externals",
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (args) => {
+          if (args.path.startsWith("node:")) return { external: true };
+          if (inline.some((p) => args.path === p || args.path.startsWith(`${p}/`)))
+            return undefined;
+          return { external: true };
+        });
+        // pi-ai loads its Bedrock provider through a variable import of a relative path,
+        // which a bundle cannot follow; make it a plain import so it becomes a lazy chunk.
+        b.onLoad(
+          { filter: /pi-ai[\\/]dist[\\/]providers[\\/]register-builtins\.js$/ },
+          async (args) => {
+            const source = await readFile(args.path, "utf8");
+            return {
+              contents: source.replace(/importNodeOnlyProvider\((["'][^"']+["'])\)/g, "import($1)"),
+              loader: "js",
+            };
+          },
+        );
+      },
+    },
+  ],
+});
