@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Entry point. `--version` is answered here without loading anything else, so it stays fast.
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V" || args[0] === "version")) {
