@@ -7,11 +7,12 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V" || args[0]
   const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
   process.stdout.write(`guppy ${pkg.version}\n`);
 } else {
-  // The bundle (scripts/bundle.mjs) starts faster; the plain tsc output works too.
+  // The bundle (scripts/bundle.mjs) starts faster; the plain tsc output is used when the bundle
+  // is missing or older than it (a `tsc -b` without a re-bundle).
   const bundle = new URL("../dist/bundle/main.js", import.meta.url);
-  const entry = existsSync(bundle)
-    ? bundle.href
-    : new URL("../dist/cli/main.js", import.meta.url).href;
+  const plain = new URL("../dist/cli/main.js", import.meta.url);
+  const mtime = (url) => statSync(url, { throwIfNoEntry: false })?.mtimeMs ?? -1;
+  const entry = mtime(bundle) > 0 && mtime(bundle) >= mtime(plain) ? bundle.href : plain.href;
   import(entry).then(
     (cli) => cli.main(args),
     (error) => {
