@@ -4,6 +4,13 @@ import { parseCliArgs } from "./parse-cli-args.js";
 
 /** Dispatches a command; each command module is loaded only when used. */
 export async function main(argv: string[]): Promise<void> {
+  // `guppy config | head` closes the pipe early: that is not an error worth a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
   let code: number;
   try {
     const args = parseCliArgs(argv);
