@@ -119,7 +119,9 @@ function execOnHost(command: string, options: ExecOptions): Promise<ExecResult> 
       setTimeout(() => {
         if (settled) return;
         if (!timedOut && !aborted) {
-          chunks.push(Buffer.from("\n[background processes still hold the output; not waiting for them]\n"));
+          chunks.push(
+            Buffer.from("\n[background processes still hold the output; not waiting for them]\n"),
+          );
         }
         child.stdout.destroy();
         child.stderr.destroy();

@@ -65,7 +65,10 @@ export function taggedPids(tag: string): number[] {
  * every descendant, and (given `tag`) every process that inherited the tag after escaping the
  * group. SIGTERM, then SIGKILL after `graceMs`.
  */
-export function killProcessTree(pid: number, options: { graceMs?: number; tag?: string } = {}): void {
+export function killProcessTree(
+  pid: number,
+  options: { graceMs?: number; tag?: string } = {},
+): void {
   const find = () => [pid, ...descendantPids(pid), ...(options.tag ? taggedPids(options.tag) : [])];
   const targets = find();
   signalAll(pid, targets, "SIGTERM");

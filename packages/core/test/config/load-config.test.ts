@@ -57,9 +57,9 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ env: { GUPPY_HOME: home, GUPPY_MODEL: "gpt-4o" } })).toThrow(
       /GUPPY_MODEL is "gpt-4o": expected provider\/model-id/,
     );
-    expect(() => loadConfig({ env: { GUPPY_HOME: home, GUPPY_BASE_URL: "localhost:11434" } })).toThrow(
-      /GUPPY_BASE_URL .* expected an http\(s\) URL/,
-    );
+    expect(() =>
+      loadConfig({ env: { GUPPY_HOME: home, GUPPY_BASE_URL: "localhost:11434" } }),
+    ).toThrow(/GUPPY_BASE_URL .* expected an http\(s\) URL/);
   });
 
   it("names the file and key for a bad settings.json value", () => {

@@ -1,10 +1,18 @@
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createStore } from "../../src/store/create-store.js";
 import type { Logger } from "../../src/logging/logger.js";
+import { createStore } from "../../src/store/create-store.js";
 
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
 
@@ -38,11 +46,9 @@ describe("store", () => {
     const store = createStore({ home });
     store.appendContext("cli:local:a", [user("one"), user("two")]);
     store.appendContext("cli:local:a", [user("three")]);
-    expect(store.loadContext("cli:local:a").map((m) => (m as { content: string }).content)).toEqual([
-      "one",
-      "two",
-      "three",
-    ]);
+    expect(store.loadContext("cli:local:a").map((m) => (m as { content: string }).content)).toEqual(
+      ["one", "two", "three"],
+    );
     const text = readFileSync(join(home, "cli/local/a/context.jsonl"), "utf8");
     expect(text.endsWith("\n")).toBe(true);
     expect(text.trim().split("\n")).toHaveLength(3);
@@ -90,7 +96,10 @@ describe("store", () => {
       isBot: false,
     };
     store.appendLog("telegram:42:default", entry);
-    writeFileSync(join(home, "telegram/42/default/log.jsonl"), `${JSON.stringify(entry)}\n{"nope":1}\n`);
+    writeFileSync(
+      join(home, "telegram/42/default/log.jsonl"),
+      `${JSON.stringify(entry)}\n{"nope":1}\n`,
+    );
     expect(store.readLog("telegram:42:default")).toEqual([entry]);
     expect(store.listThreads()).toContain("telegram:42:default");
   });

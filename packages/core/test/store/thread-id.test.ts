@@ -10,7 +10,11 @@ describe("thread ids", () => {
       channel: "C123",
       thread: "1234.5678",
     });
-    expect(parseThreadId("http:api:a:b")).toEqual({ adapter: "http", channel: "api", thread: "a:b" });
+    expect(parseThreadId("http:api:a:b")).toEqual({
+      adapter: "http",
+      channel: "api",
+      thread: "a:b",
+    });
     expect(parseThreadId("telegram:-1001")).toEqual({
       adapter: "telegram",
       channel: "-1001",

@@ -64,7 +64,11 @@ describe("bash tool", () => {
     const bash = createBashTool(fx.ctx);
     const pidFile = join(fx.workspaceDir, "pid");
     const controller = new AbortController();
-    const started = bash.execute("1", { command: `sleep 300 & echo $! > ${pidFile}; wait` }, controller.signal);
+    const started = bash.execute(
+      "1",
+      { command: `sleep 300 & echo $! > ${pidFile}; wait` },
+      controller.signal,
+    );
     const end = Date.now() + 3000;
     while (!existsSync(pidFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     controller.abort();

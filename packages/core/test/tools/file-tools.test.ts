@@ -28,13 +28,18 @@ describe("read / write / edit", () => {
     const write = createWriteTool(fx.ctx);
     const read = createReadTool(fx.ctx);
     await write.execute("1", { path: "deep/er/file.txt", content: "alpha\nbeta\ngamma\n" });
-    expect(readFileSync(join(fx.workspaceDir, "deep/er/file.txt"), "utf8")).toBe("alpha\nbeta\ngamma\n");
+    expect(readFileSync(join(fx.workspaceDir, "deep/er/file.txt"), "utf8")).toBe(
+      "alpha\nbeta\ngamma\n",
+    );
     const text = resultText(await read.execute("2", { path: "deep/er/file.txt" }));
     expect(text).toBe("1\talpha\n2\tbeta\n3\tgamma\n");
   });
 
   it("read pages with offset and limit and says how to continue", async () => {
-    writeFileSync(join(fx.workspaceDir, "n.txt"), Array.from({ length: 50 }, (_, i) => `line${i + 1}`).join("\n"));
+    writeFileSync(
+      join(fx.workspaceDir, "n.txt"),
+      Array.from({ length: 50 }, (_, i) => `line${i + 1}`).join("\n"),
+    );
     const read = createReadTool(fx.ctx);
     const text = resultText(await read.execute("1", { path: "n.txt", offset: 10, limit: 3 }));
     expect(text).toContain("10\tline10\n11\tline11\n12\tline12\n");
@@ -45,8 +50,12 @@ describe("read / write / edit", () => {
   it("read refuses binary files and missing files with a clear message", async () => {
     writeFileSync(join(fx.workspaceDir, "b.bin"), Buffer.from([0x89, 0x50, 0x00, 0x01, 0x02]));
     const read = createReadTool(fx.ctx);
-    await expect(read.execute("1", { path: "b.bin" })).rejects.toThrow(/is a binary file \(5 bytes\)/);
-    await expect(read.execute("2", { path: "nope.txt" })).rejects.toThrow(/File not found: nope.txt/);
+    await expect(read.execute("1", { path: "b.bin" })).rejects.toThrow(
+      /is a binary file \(5 bytes\)/,
+    );
+    await expect(read.execute("2", { path: "nope.txt" })).rejects.toThrow(
+      /File not found: nope.txt/,
+    );
     mkdirSync(join(fx.workspaceDir, "dir"));
     await expect(read.execute("3", { path: "dir" })).rejects.toThrow(/is a directory/);
   });
@@ -64,18 +73,23 @@ describe("read / write / edit", () => {
     const path = join(fx.workspaceDir, "e.txt");
     writeFileSync(path, "a-b-a-b-a");
     const edit = createEditTool(fx.ctx);
-    await expect(edit.execute("1", { path: "e.txt", old_string: "a", new_string: "x" })).rejects.toThrow(
-      /occurs 3 times .* replace_all/,
-    );
+    await expect(
+      edit.execute("1", { path: "e.txt", old_string: "a", new_string: "x" }),
+    ).rejects.toThrow(/occurs 3 times .* replace_all/);
     expect(readFileSync(path, "utf8")).toBe("a-b-a-b-a");
-    await expect(edit.execute("2", { path: "e.txt", old_string: "zzz", new_string: "x" })).rejects.toThrow(
-      /was not found/,
-    );
-    await edit.execute("3", { path: "e.txt", old_string: "a", new_string: "$&x", replace_all: true });
+    await expect(
+      edit.execute("2", { path: "e.txt", old_string: "zzz", new_string: "x" }),
+    ).rejects.toThrow(/was not found/);
+    await edit.execute("3", {
+      path: "e.txt",
+      old_string: "a",
+      new_string: "$&x",
+      replace_all: true,
+    });
     expect(readFileSync(path, "utf8")).toBe("$&x-b-$&x-b-$&x");
-    await expect(edit.execute("4", { path: "missing.txt", old_string: "a", new_string: "b" })).rejects.toThrow(
-      /File not found/,
-    );
+    await expect(
+      edit.execute("4", { path: "missing.txt", old_string: "a", new_string: "b" }),
+    ).rejects.toThrow(/File not found/);
     expect(existsSync(join(fx.workspaceDir, "missing.txt"))).toBe(false);
   });
 });

@@ -19,7 +19,13 @@ export function toolFixture(overrides: Partial<ToolContext> = {}) {
     bashTimeoutSeconds: 120,
     ...overrides,
   };
-  return { ctx, root, workspaceDir, artifacts, cleanup: () => rmSync(root, { recursive: true, force: true }) };
+  return {
+    ctx,
+    root,
+    workspaceDir,
+    artifacts,
+    cleanup: () => rmSync(root, { recursive: true, force: true }),
+  };
 }
 
 export function resultText(result: AgentToolResult<unknown>): string {

@@ -35,7 +35,8 @@ export async function startMockLlm(
         .filter((r) => r.body && /\/(chat\/completions|messages)$/.test(r.path))
         .map((r) => r.body),
     env: (api, model) => ({
-      GUPPY_MODEL: model ?? (api === "anthropic-messages" ? "anthropic/mock-claude" : "openai/mock-gpt"),
+      GUPPY_MODEL:
+        model ?? (api === "anthropic-messages" ? "anthropic/mock-claude" : "openai/mock-gpt"),
       GUPPY_BASE_URL: api === "anthropic-messages" ? url : `${url}/v1`,
       GUPPY_API: api,
       GUPPY_API_KEY: "test-key",
