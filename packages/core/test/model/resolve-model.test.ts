@@ -1,0 +1,127 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/config/config-error.js";
+import { discoverLocalModel } from "../../src/model/local-servers.js";
+import { noModelMessage, resolveModel } from "../../src/model/resolve-model.js";
+
+const none = async () => undefined;
+
+describe("resolveModel", () => {
+  it("sends an uncatalogued id as is to a custom endpoint over the chosen protocol", async () => {
+    const r = await resolveModel(
+      {
+        model: "openai/my-finetune:v3",
+        baseUrl: "http://127.0.0.1:9/v1",
+        api: "openai-completions",
+      },
+      { env: {}, discover: none },
+    );
+    expect(r.model).toMatchObject({
+      id: "my-finetune:v3",
+      provider: "openai",
+      api: "openai-completions",
+      baseUrl: "http://127.0.0.1:9/v1",
+    });
+    expect(r.custom).toBe(true);
+    expect(r.model.contextWindow).toBe(32_768);
+  });
+
+  it("defaults an anthropic/ custom endpoint to anthropic-messages and keeps ids with slashes", async () => {
+    const r = await resolveModel(
+      { model: "anthropic/vendor/claude-x", baseUrl: "http://127.0.0.1:9", contextWindow: 9000 },
+      { env: {}, discover: none },
+    );
+    expect(r.model.api).toBe("anthropic-messages");
+    expect(r.model.id).toBe("vendor/claude-x");
+    expect(r.model.contextWindow).toBe(9000);
+    expect(r.maxTokens).toBeLessThanOrEqual(9000 / 4);
+  });
+
+  it("uses the catalog for a hosted model and its key from GUPPY_API_KEY", async () => {
+    const r = await resolveModel(
+      { model: "anthropic/claude-sonnet-4-5", apiKey: "k", maxTokens: 1234 },
+      { env: {}, discover: none },
+    );
+    expect(r.model.contextWindow).toBeGreaterThan(100_000);
+    expect(r.model.cost.input).toBeGreaterThan(0);
+    expect(r.maxTokens).toBe(1234);
+    expect(r.apiKey).toBe("k");
+  });
+
+  it("says which variable holds the key when it is missing", async () => {
+    const saved = process.env.ANTHROPIC_API_KEY;
+    delete process.env.ANTHROPIC_API_KEY;
+    try {
+      await expect(
+        resolveModel({ model: "anthropic/claude-sonnet-4-5" }, { env: {}, discover: none }),
+      ).rejects.toThrow(/set ANTHROPIC_API_KEY \(or GUPPY_API_KEY\)/);
+    } finally {
+      if (saved !== undefined) process.env.ANTHROPIC_API_KEY = saved;
+    }
+  });
+
+  it("rejects an unknown provider or model with one line and a way out", async () => {
+    await expect(
+      resolveModel({ model: "nosuch/x", apiKey: "k" }, { discover: none }),
+    ).rejects.toThrow(/Unknown provider "nosuch".*GUPPY_BASE_URL/);
+    await expect(
+      resolveModel({ model: "openai/gpt-nope", apiKey: "k" }, { discover: none }),
+    ).rejects.toThrow(/not in pi-ai's catalog.*GUPPY_BASE_URL/);
+    await expect(
+      resolveModel(
+        { model: "openai/gpt-4o", api: "openai-completions", apiKey: "k" },
+        { discover: none },
+      ),
+    ).rejects.toBeInstanceOf(ConfigError);
+  });
+
+  it("with no model, uses a discovered local server, else names the variables to set", async () => {
+    const found = await resolveModel(
+      {},
+      {
+        discover: async () => ({
+          provider: "ollama",
+          baseUrl: "http://127.0.0.1:11434/v1",
+          modelId: "qwen2.5:7b",
+        }),
+      },
+    );
+    expect(found.ref).toBe("ollama/qwen2.5:7b");
+    expect(found.model.api).toBe("openai-completions");
+    await expect(resolveModel({}, { discover: none })).rejects.toThrow(noModelMessage);
+  });
+});
+
+describe("discoverLocalModel", () => {
+  let server: Server;
+  let base: string;
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url === "/v1/models") {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ object: "list", data: [{ id: "llama3.2:3b" }, { id: "other" }] }));
+      } else {
+        res.statusCode = 404;
+        res.end();
+      }
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  it("picks the first model of the first server that answers", async () => {
+    const found = await discoverLocalModel([
+      { provider: "lmstudio", baseUrl: "http://127.0.0.1:9/v1" },
+      { provider: "ollama", baseUrl: base },
+    ]);
+    expect(found).toEqual({ provider: "ollama", baseUrl: base, modelId: "llama3.2:3b" });
+  });
+
+  it("returns nothing when no server answers", async () => {
+    expect(
+      await discoverLocalModel([{ provider: "x", baseUrl: "http://127.0.0.1:9/v1" }], 200),
+    ).toBeUndefined();
+  });
+});
