@@ -29,6 +29,13 @@ export {
   type ResolvedModel,
   resolveModel,
 } from "./model/resolve-model.js";
+export type {
+  ChannelLink,
+  Orchestrator,
+  SendResult,
+  ThreadStatus,
+} from "./orchestrator/orchestrator-types.js";
+export type { ActorMessage, PromptSender, ThreadHandle } from "./orchestrator/thread-handle.js";
 export {
   buildSystemPrompt,
   localDate,

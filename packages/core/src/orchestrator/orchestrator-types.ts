@@ -1,0 +1,65 @@
+import type { Usage } from "@mariozechner/pi-ai";
+import type { ActorMessage, ThreadHandle } from "./thread-handle.js";
+
+/**
+ * What `Orchestrator.send` did with a message. A prompt is on disk (the durable inbox) before
+ * `send` returns "queued", so a channel may acknowledge it; "busy" means the thread's queue was
+ * full and the sender has been told so (the prompt is logged and counted, not silently lost).
+ */
+export type SendResult =
+  | { status: "queued"; inboxId: string; position: number }
+  | { status: "busy"; queued: number }
+  | { status: "delivered" }
+  | { status: "dropped"; reason: string }
+  | { status: "refused"; reason: string };
+
+/** A thread as `/status`, `GET /v1/threads` and the gateway's logs see it. */
+export interface ThreadStatus {
+  threadId: string;
+  /** inactive: no agent loaded; idle: loaded, nothing running; running: a run is under way. */
+  state: "inactive" | "idle" | "running";
+  queued: number;
+  /** ISO time of the last message or run end. */
+  lastActivity?: string;
+  model: string;
+  messages: number;
+  contextTokens: number;
+  contextWindow: number;
+  compactions: number;
+  /** Sums over the thread's requests. */
+  cost: number;
+  lastUsage?: Usage;
+}
+
+/**
+ * A channel as the orchestrator knows it: how to reach a thread when no live handle came with
+ * the prompt (a prompt replayed from the durable inbox after a restart), and how to open a new
+ * thread in a channel (`sendToChannel`).
+ */
+export interface ChannelLink {
+  /** The `adapter` part of thread ids this channel owns (`telegram`, `slack`, `http`, `cli`). */
+  readonly adapterId: string;
+  threadHandle(threadId: string): ThreadHandle;
+  /** Posts a top-level message to a channel, creating a thread; resolves to its thread id. */
+  postToChannel?(channelId: string, text: string): Promise<string>;
+}
+
+/** The single front door (seed 002): every channel, the event bus and the CLI send through it. */
+export interface Orchestrator {
+  /** Routes a message to the thread's actor, activating it on demand. Never throws. */
+  send(threadId: string, message: ActorMessage): SendResult;
+  /** Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id. */
+  sendToChannel(adapterId: string, channelId: string, text: string): Promise<string | undefined>;
+  registerChannel(link: ChannelLink): void;
+  /** `/new`: archives the thread's context once no run is active; resolves to the archive path. */
+  reset(threadId: string): Promise<string | undefined>;
+  /** `/compact`: forces a compaction of the thread's context; resolves to a one-line report. */
+  compact(threadId: string): Promise<string>;
+  status(threadId: string): ThreadStatus;
+  /** Every thread known on disk or in memory. */
+  threads(): ThreadStatus[];
+  /** Replays the durable inbox: accepted prompts that were never answered are run or reported. */
+  start(): Promise<void>;
+  /** Stops accepting prompts, lets running turns finish for up to `graceMs`, then aborts them and saves. */
+  shutdown(graceMs: number): Promise<void>;
+}

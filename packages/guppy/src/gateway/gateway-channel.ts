@@ -1,0 +1,21 @@
+import type { GuppyConfig, Logger, Orchestrator, Store } from "@guppy/core";
+
+/** What `guppy serve` hands each channel it starts. */
+export interface GatewayContext {
+  orchestrator: Orchestrator;
+  config: GuppyConfig;
+  store: Store;
+  logger: Logger;
+}
+
+/**
+ * A channel of the gateway (HTTP API, Telegram, Slack, Discord): it turns its platform's input
+ * into `orchestrator.send(...)` calls and registers a `ChannelLink` for replies.
+ */
+export interface GatewayChannel {
+  /** `http`, `telegram`, `slack`, `discord`: also the adapter part of its thread ids. */
+  readonly name: string;
+  start(context: GatewayContext): Promise<void>;
+  /** Stops taking input; resolves once the channel's connections are closed. */
+  stop(): Promise<void>;
+}
