@@ -47,7 +47,7 @@ export function parseSkillFile(text: string): ParsedSkill {
   }
   const description = checkText(fields.description, "description", MAX_DESCRIPTION);
   if (typeof description !== "string") return description;
-  return { ok: true, skill: { name, description, body: afterEnd.replace(/^\n/, "").trimEnd() } };
+  return { ok: true, skill: { name, description, body: afterEnd.trim() } };
 }
 
 function checkText(
