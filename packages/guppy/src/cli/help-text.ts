@@ -4,7 +4,7 @@ Usage:
   guppy chat [--session NAME]       talk to guppy in the terminal
   guppy chat -m "TEXT"              one prompt; the answer alone on stdout
   guppy config                      print the effective configuration (secrets masked)
-  guppy init                        create GUPPY_HOME with settings.json, MEMORY.md, IDENTITY.md
+  guppy init                        create GUPPY_HOME with settings.json, memory, identity and skills files
   guppy skills [--thread A:C:T]     list the skills a thread sees and where each comes from
   guppy --version | --help
 
