@@ -1,4 +1,13 @@
-import { parse as parseYaml } from "yaml";
+import { createRequire } from "node:module";
+
+type YamlParse = (source: string) => unknown;
+let yamlParse: YamlParse | undefined;
+
+/** Loads `yaml` on first use (~40 ms): a home without skills never pays for it at startup. */
+function parseYaml(source: string): unknown {
+  yamlParse ??= (createRequire(import.meta.url)("yaml") as { parse: YamlParse }).parse;
+  return yamlParse(source);
+}
 
 export interface SkillFrontmatter {
   name: string;
