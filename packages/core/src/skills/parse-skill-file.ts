@@ -23,18 +23,21 @@ const MAX_DESCRIPTION = 1024;
 
 /** Parses a SKILL.md: YAML frontmatter between `---` lines with a `name` and a `description`. */
 export function parseSkillFile(text: string): ParsedSkill {
-  const normalized = text.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
-  if (!normalized.startsWith("---\n")) {
+  const lines = text
+    .replace(/^\uFEFF/, "")
+    .replace(/\r\n/g, "\n")
+    .split("\n");
+  const isFence = (line: string | undefined) => line?.trimEnd() === "---";
+  if (!isFence(lines[0])) {
     return { ok: false, problem: "no YAML frontmatter (the file must start with a --- line)" };
   }
-  const end = normalized.indexOf("\n---", 3);
-  const afterEnd = end === -1 ? "" : normalized.slice(end + 4);
-  if (end === -1 || !(afterEnd === "" || afterEnd.startsWith("\n"))) {
-    return { ok: false, problem: "the frontmatter has no closing --- line" };
-  }
+  const end = lines.findIndex((line, i) => i > 0 && isFence(line));
+  if (end === -1) return { ok: false, problem: "the frontmatter has no closing --- line" };
+  const frontmatter = lines.slice(1, end).join("\n");
+  const body = lines.slice(end + 1).join("\n");
   let data: unknown;
   try {
-    data = parseYaml(normalized.slice(4, end + 1));
+    data = parseYaml(frontmatter);
   } catch (error) {
     const first = (error instanceof Error ? error.message : String(error)).split("\n")[0];
     return { ok: false, problem: `invalid YAML in the frontmatter: ${first}` };
@@ -56,7 +59,7 @@ export function parseSkillFile(text: string): ParsedSkill {
   }
   const description = checkText(fields.description, "description", MAX_DESCRIPTION);
   if (typeof description !== "string") return description;
-  return { ok: true, skill: { name, description, body: afterEnd.trim() } };
+  return { ok: true, skill: { name, description, body: body.trim() } };
 }
 
 function checkText(

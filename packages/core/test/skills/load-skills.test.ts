@@ -107,4 +107,18 @@ describe("parseSkillFile", () => {
       skill: { name: "gh", description: "Check GitHub notifications", body: "Run check.sh" },
     });
   });
+
+  it("finds the closing fence on its own line (trailing spaces allowed), not inside a value", () => {
+    const parsed = parseSkillFile(
+      "--- \nname: fence\ndescription: |\n  uses ---dashes--- inline\n---  \n\n# Body\n---\nmore\n",
+    );
+    expect(parsed).toEqual({
+      ok: true,
+      skill: { name: "fence", description: "uses ---dashes--- inline", body: "# Body\n---\nmore" },
+    });
+    expect(parseSkillFile("---\n---\nbody")).toEqual({
+      ok: false,
+      problem: "the frontmatter must be a YAML mapping with name and description",
+    });
+  });
 });
