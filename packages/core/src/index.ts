@@ -21,6 +21,10 @@ export {
   wireApis,
 } from "./config/settings-schema.js";
 export { createLineLogger, type Logger, type LogLevel, silentLogger } from "./logging/logger.js";
+export { type DailyNote, dailyNotePath, readRecentDailyNotes } from "./memory/daily-notes.js";
+export { addDays } from "./memory/local-date.js";
+export { type MemoryLevel, readMemoryLevels } from "./memory/memory-levels.js";
+export { type Scope, type ScopeDir, scopeDirs, scopes } from "./memory/scope-dirs.js";
 export { type DiscoveredModel, discoverLocalModel, localServers } from "./model/local-servers.js";
 export {
   DEFAULT_CUSTOM_CONTEXT_WINDOW,
@@ -37,10 +41,24 @@ export type {
 } from "./orchestrator/orchestrator-types.js";
 export type { ActorMessage, PromptSender, ThreadHandle } from "./orchestrator/thread-handle.js";
 export {
+  type BootstrapFile,
+  type BootstrapFileName,
+  bootstrapFileNames,
+  readBootstrapFiles,
+} from "./prompt/bootstrap-files.js";
+export {
   buildSystemPrompt,
   localDate,
   type SystemPromptInput,
 } from "./prompt/build-system-prompt.js";
+export { capText, DEFAULT_FILE_MAX_CHARS } from "./prompt/cap-text.js";
+export { loadPromptSources, type PromptSources } from "./prompt/load-prompt-sources.js";
+export {
+  createPathMapper,
+  identityPath,
+  type PathMapping,
+  type PathTranslator,
+} from "./prompt/path-translation.js";
 export {
   type AgentRunner,
   type AgentRunnerOptions,
@@ -64,6 +82,12 @@ export {
   type Sandbox,
 } from "./sandbox/host-sandbox.js";
 export { killProcessTree } from "./sandbox/process-tree.js";
+export { type LoadedSkills, loadSkills, type Skill } from "./skills/load-skills.js";
+export {
+  type ParsedSkill,
+  parseSkillFile,
+  type SkillFrontmatter,
+} from "./skills/parse-skill-file.js";
 export { createStore, type Store } from "./store/create-store.js";
 export type { LogEntry } from "./store/log-entry.js";
 export { encodeSegment, parseThreadId, type ThreadRef } from "./store/thread-id.js";

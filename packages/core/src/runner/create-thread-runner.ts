@@ -4,6 +4,7 @@ import type { GuppyConfig } from "../config/load-config.js";
 import type { Logger } from "../logging/logger.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
+import { loadPromptSources } from "../prompt/load-prompt-sources.js";
 import { createHostSandbox, type Sandbox } from "../sandbox/host-sandbox.js";
 import type { Store } from "../store/create-store.js";
 import { createCoreTools } from "../tools/create-tools.js";
@@ -23,14 +24,16 @@ export interface ThreadRunnerOptions {
 export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
   const workspaceDir = store.workspaceDir(threadId);
+  const sandbox = options.sandbox ?? createHostSandbox();
   const tools = createCoreTools({
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),
-    sandbox: options.sandbox ?? createHostSandbox(),
+    sandbox,
     toolResultMaxChars: config.toolResultMaxChars,
     bashTimeoutSeconds: config.bashTimeoutSeconds,
   });
   const os = `${platform()} ${release()}`;
+  const warned = new Set<string>();
   return createAgentRunner({
     threadId,
     store,
@@ -40,15 +43,31 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     maxRetries: config.maxRetries,
     maxToolRounds: config.maxToolRounds,
     tools,
-    systemPrompt: () =>
-      buildSystemPrompt({
+    // Re-read before every run: memory, daily notes, identity files and skills may have changed.
+    systemPrompt: () => {
+      const now = new Date();
+      const sources = loadPromptSources({
+        home: config.home,
+        threadId,
+        now,
+        timeZone: config.timezone,
+      });
+      for (const warning of sources.warnings) {
+        if (!warned.has(warning)) options.logger?.warn(warning);
+        warned.add(warning);
+      }
+      return buildSystemPrompt({
         threadId,
         workspaceDir,
         home: config.home,
         tools,
-        date: localDate(new Date(), config.timezone),
+        date: localDate(now, config.timezone),
         os,
-      }),
+        sources,
+        skillsInline: config.skillsInline,
+        toAgentPath: (path) => sandbox.toAgentPath(path),
+      });
+    },
     logger: options.logger,
     baseStreamFn: options.baseStreamFn,
   });

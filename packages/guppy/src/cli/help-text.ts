@@ -4,7 +4,8 @@ Usage:
   guppy chat [--session NAME]       talk to guppy in the terminal
   guppy chat -m "TEXT"              one prompt; the answer alone on stdout
   guppy config                      print the effective configuration (secrets masked)
-  guppy init                        create GUPPY_HOME with settings.json, MEMORY.md, IDENTITY.md
+  guppy init                        create GUPPY_HOME with settings.json, memory, identity and skills files
+  guppy skills [--thread A:C:T]     list the skills a thread sees and where each comes from
   guppy --version | --help
 
 Options (each also an environment variable or a settings.json key; see docs/configuration.md):
@@ -13,6 +14,7 @@ Options (each also an environment variable or a settings.json key; see docs/conf
   --base-url URL         custom endpoint (GUPPY_BASE_URL)
   --api PROTOCOL         openai-completions | anthropic-messages (GUPPY_API)
   --session NAME         terminal conversation to use (default "default")
+  --thread ID            thread id adapter:channel:thread (default cli:local:default)
   --debug                verbose logs on stderr (GUPPY_DEBUG)
   -m, --message TEXT     run one prompt and exit
 

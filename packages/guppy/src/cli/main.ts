@@ -28,6 +28,9 @@ export async function main(argv: string[]): Promise<void> {
         case "init":
           code = await (await import("../commands/init-command.js")).initCommand(args);
           break;
+        case "skills":
+          code = await (await import("../commands/skills-command.js")).skillsCommand(args);
+          break;
         default:
           throw new UsageError(`unknown command "${args.command}" (see guppy --help)`);
       }

@@ -9,6 +9,8 @@ export interface CliArgs {
   configFlags: Partial<Record<ConfigKey, string | boolean>>;
   home?: string;
   session?: string;
+  /** A thread id `adapter:channel:thread` (guppy skills). */
+  thread?: string;
   message?: string;
   help: boolean;
 }
@@ -22,6 +24,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
     home: { type: "string" },
     session: { type: "string" },
+    thread: { type: "string" },
     message: { type: "string", short: "m" },
     help: { type: "boolean", short: "h" },
   };
@@ -47,6 +50,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     configFlags,
     home: values.home as string | undefined,
     session: values.session as string | undefined,
+    thread: values.thread as string | undefined,
     message: values.message as string | undefined,
     help: values.help === true,
   };

@@ -28,13 +28,36 @@ const settingsTemplate = `// guppy settings. Precedence: command-line flags > en
 }
 `;
 
+// Markdown templates hold only HTML comments: a file with nothing else counts as empty, so the
+// prompt is unchanged (default identity, "no memory yet") until you write something real.
+const comment = (text: string) => `<!--\n${text}\n-->\n`;
+
 const files: Record<string, string> = {
   "settings.json": settingsTemplate,
-  "MEMORY.md": "",
-  "IDENTITY.md": "",
+  "MEMORY.md": comment(
+    "Global memory: facts and preferences that hold everywhere. guppy reads this into every\n" +
+      "conversation and keeps it up to date with its file tools. Narrower memory lives in\n" +
+      "<adapter>/MEMORY.md (one platform) and <adapter>/<channel>/MEMORY.md (one channel).",
+  ),
+  "IDENTITY.md": comment(
+    "Who the agent is: its name, personality and how it speaks. While this file holds only\n" +
+      "comments guppy uses its default identity.",
+  ),
+  "SOUL.md": comment("The agent's values and temperament, in a few lines (optional)."),
+  "USER.md": comment("Who guppy serves: your name, time zone, work, preferences (optional)."),
+  "AGENTS.md": comment(
+    'Operating rules guppy must follow, e.g. "ask before deleting files" (optional).',
+  ),
+  "SYSTEM.md": comment(
+    "Environment change log: what was installed or reconfigured on this machine, one dated line\n" +
+      "each. guppy appends to it when it changes the environment.",
+  ),
 };
 
-/** `guppy init`: creates GUPPY_HOME with a commented settings.json and empty MEMORY.md / IDENTITY.md; never overwrites. */
+/** Folders for skills (`skills/<name>/SKILL.md`) and daily notes (`memory/YYYYMM/YYYYMMDD.md`). */
+const folders = ["skills", "memory"];
+
+/** `guppy init`: creates GUPPY_HOME with a commented settings.json, commented memory/identity/bootstrap files and the skills/ and memory/ folders; never overwrites. */
 export async function initCommand(args: CliArgs): Promise<number> {
   const home = resolveHome({ home: args.home });
   mkdirSync(home, { recursive: true });
@@ -45,6 +68,15 @@ export async function initCommand(args: CliArgs): Promise<number> {
     } else {
       writeFileSync(path, content, "utf8");
       process.stdout.write(`created  ${path}\n`);
+    }
+  }
+  for (const name of folders) {
+    const path = join(home, name);
+    if (existsSync(path)) {
+      process.stdout.write(`kept     ${path}/\n`);
+    } else {
+      mkdirSync(path, { recursive: true });
+      process.stdout.write(`created  ${path}/\n`);
     }
   }
   return ExitCode.ok;

@@ -1,0 +1,47 @@
+import { join } from "node:path";
+import { isConfigError, loadSkills, parseThreadId, type Skill, scopeDirs } from "@guppy/core";
+import { ExitCode, UsageError } from "../cli/cli-error.js";
+import type { CliArgs } from "../cli/parse-cli-args.js";
+import { loadCliConfig } from "./load-cli-config.js";
+
+/**
+ * `guppy skills [--thread adapter:channel:thread]`: the skills that thread sees (default the
+ * terminal's `cli:local:default`, or `cli:local:<session>` with --session), the scope each comes
+ * from, its SKILL.md and what it overrides. Problems with skill files are warnings on stderr.
+ */
+export async function skillsCommand(args: CliArgs): Promise<number> {
+  if (args.positionals.length > 0) {
+    throw new UsageError(
+      `guppy skills takes no arguments (got "${args.positionals[0]}"); use --thread adapter:channel:thread`,
+    );
+  }
+  const config = loadCliConfig(args);
+  const threadId = args.thread ?? `cli:local:${args.session ?? "default"}`;
+  try {
+    parseThreadId(threadId);
+  } catch (error) {
+    if (isConfigError(error)) throw new UsageError(`--thread: ${error.message}`);
+    throw error;
+  }
+  const { skills, warnings } = loadSkills(config.home, threadId);
+  for (const warning of warnings) process.stderr.write(`guppy: warning: ${warning}\n`);
+  if (skills.length === 0) {
+    const where = scopeDirs(config.home, threadId)
+      .map((s) => `  ${join(s.dir, "skills", "<name>", "SKILL.md")}  (${s.label})`)
+      .join("\n");
+    process.stdout.write(`No skills for ${threadId}. A skill is a SKILL.md in one of:\n${where}\n`);
+    return ExitCode.ok;
+  }
+  const labels = new Map(scopeDirs(config.home, threadId).map((s) => [s.scope, s.label]));
+  const nameWidth = Math.max(...skills.map((s) => s.name.length));
+  const scopeWidth = Math.max(...skills.map((s) => (labels.get(s.scope) ?? s.scope).length));
+  const lines = skills.map((s: Skill) => {
+    const overrides = s.overrides.length > 0 ? ` (overrides ${s.overrides.join(", ")})` : "";
+    return [
+      `${s.name.padEnd(nameWidth)}  ${(labels.get(s.scope) ?? s.scope).padEnd(scopeWidth)}  ${s.path}${overrides}`,
+      `${" ".repeat(nameWidth + 2)}${s.description}`,
+    ].join("\n");
+  });
+  process.stdout.write(`Skills for ${threadId}:\n${lines.join("\n")}\n`);
+  return ExitCode.ok;
+}
