@@ -39,6 +39,9 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     maxTokens: resolved.maxTokens,
     maxRetries: config.maxRetries,
     maxToolRounds: config.maxToolRounds,
+    compactReserveTokens: config.compactReserveTokens,
+    compactKeepRecentTokens: config.compactKeepRecentTokens,
+    toolResultMaxChars: config.toolResultMaxChars,
     tools,
     systemPrompt: () =>
       buildSystemPrompt({
