@@ -79,10 +79,17 @@ export interface ContextEngine {
   stats(messages: readonly AgentMessage[]): ContextStats;
   /** Forgets the last request's figures and the compaction anchor (/new). */
   reset(): void;
+  /**
+   * After a provider's "context too long": the provider counts more than we do, so every limit
+   * shrinks by 20% (down to half) for the rest of this runner's life.
+   */
+  tighten(): void;
 }
 
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
-  const { budget, model } = options;
+  const { model } = options;
+  const full = options.budget;
+  let budget = full;
   const logger = options.logger ?? silentLogger;
   const counter = options.counter ?? createTokenCounter();
   let anchor: { summary: CompactionMessage; firstKept: AgentMessage | undefined } | undefined;
@@ -264,7 +271,9 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
   };
 
   return {
-    budget,
+    get budget() {
+      return budget;
+    },
     view,
     estimate,
 
@@ -304,6 +313,19 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     reset() {
       anchor = undefined;
       last = undefined;
+    },
+
+    tighten() {
+      const scale = Math.max(0.5, budget.input / full.input - 0.2);
+      budget = {
+        ...full,
+        input: Math.floor(full.input * scale),
+        compactAt: Math.floor(full.compactAt * scale),
+        keepRecent: Math.floor(full.keepRecent * scale),
+      };
+      logger.warn(
+        `Tightened the context budget to ${budget.input} tokens (the provider counts more than the local tokenizer)`,
+      );
     },
 
     stats(messages) {

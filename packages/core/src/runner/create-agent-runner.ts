@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import {
   Agent,
   type AgentMessage,
@@ -198,6 +199,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       return repaired.messages;
     },
     transformContext: async (messages, signal) => {
+      // One run makes many requests on the same signal (each SDK call listens on it).
+      if (signal) setMaxListeners(0, signal);
       const input = options.transformContext
         ? await options.transformContext(messages, signal)
         : messages;
@@ -435,14 +438,13 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     );
     agent.state.messages = state.slice(0, -1);
     runMessages = runMessages.filter((m) => m !== last);
+    engine.tighten();
     const outcome = await engine.compact(agent.state.messages, "overflow");
     if (!outcome.compacted) {
+      // Nothing older to summarise: the retry's request is trimmed to the tightened budget
+      // instead (oldest turns dropped, then long texts cut). The error answer leaves the file.
       store.saveContext(threadId, agent.state.messages);
       persisted = agent.state.messages.length;
-      runMessages.push(last);
-      agent.state.messages = [...agent.state.messages, last];
-      persist();
-      return;
     }
     await agent.continue();
   }
