@@ -173,6 +173,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     const kept = rest.slice(cut);
     message.tokensAfter = fixedTokens() + counter.message(message) + localTotal(kept);
     anchor = { summary: message, firstKept: kept[0] };
+    last = undefined; // the next stats() estimates the compacted context
     options.onCompacted(message, kept[0]);
     const info: CompactionInfo = {
       method,
