@@ -213,22 +213,30 @@ describe("context engine in the runner (faux provider)", () => {
     expect(extended).toBeGreaterThan(10);
   });
 
-  it("falls back to dropping whole oldest turns when the summary request fails, and says so", async () => {
-    toolSession(15, () => 8_000);
-    summaryAnswer = () =>
-      fauxAssistantMessage("", { stopReason: "error", errorMessage: "summary service down" });
-    const runner = makeRunner();
-    const result = await runner.prompt({ text: "go" });
-    expect(result.stopReason).toBe("stop");
-    const stats = runner.stats().context;
-    expect(stats.fallbacks).toBeGreaterThanOrEqual(1);
-    expect(stats.lastCompaction?.method).toBe("dropped");
-    expect(warnings.join("\n")).toMatch(/summary failed \(summary service down\).*dropped/);
-    for (const s of seen.filter((x) => !x.summary)) {
-      expect(requestTokens(s.context)).toBeLessThanOrEqual(budget.input);
-      expect(repairPairing(s.context.messages).fixes).toEqual([]);
-    }
-  });
+  it.each([
+    ["fails", "summary service down"],
+    ["returns nothing", "the model returned an empty summary"],
+  ])(
+    "falls back to dropping whole oldest turns when the summary request %s, and says so",
+    async (how, said) => {
+      toolSession(15, () => 8_000);
+      summaryAnswer = () =>
+        how === "fails"
+          ? fauxAssistantMessage("", { stopReason: "error", errorMessage: said })
+          : fauxAssistantMessage("   ");
+      const runner = makeRunner();
+      const result = await runner.prompt({ text: "go" });
+      expect(result.stopReason).toBe("stop");
+      const stats = runner.stats().context;
+      expect(stats.fallbacks).toBeGreaterThanOrEqual(1);
+      expect(stats.lastCompaction?.method).toBe("dropped");
+      expect(warnings.join("\n")).toContain(`summary failed (${said}); dropped`);
+      for (const s of seen.filter((x) => !x.summary)) {
+        expect(requestTokens(s.context)).toBeLessThanOrEqual(budget.input);
+        expect(repairPairing(s.context.messages).fixes).toEqual([]);
+      }
+    },
+  );
 
   it("recovers from a provider's 'context too long' by compacting and retrying once", async () => {
     let failed = false;
