@@ -226,6 +226,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       );
       return outcome;
     }
+    if (signal?.aborted) return { compacted: false, reason: "stopped" };
     const outcome = apply(
       previous,
       rest,
@@ -283,6 +284,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       let e = await estimateCarefully(v);
       if (e.tokens > budget.compactAt) {
         const outcome = await compact(messages, "threshold", signal);
+        if (signal?.aborted) return v; // the request is cancelled anyway; change nothing
         if (outcome.compacted) {
           v = view(messages);
           e = estimate(v);

@@ -128,6 +128,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   let persisted = loaded.length;
   /** Messages of the current run, in order (the state may be rewritten by a compaction). */
   let runMessages: AgentMessage[] = [];
+  /** Aborts a compaction made outside the Agent's loop (/compact, overflow recovery). */
+  let compacting: AbortController | undefined;
+  let abortRequested = false;
   let totals = loaded.reduce(
     (acc, m) => (isAssistant(m) && m.usage ? addUsage(acc, m.usage) : acc),
     emptyTotals(),
@@ -316,6 +319,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       limitReached = false;
       runUsage = emptyTotals();
       runMessages = [];
+      abortRequested = false;
       try {
         agent.state.systemPrompt =
           typeof options.systemPrompt === "function"
@@ -375,6 +379,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
 
     abort() {
       if (running) {
+        abortRequested = true;
+        compacting?.abort();
         agent.abort();
         agent.clearAllQueues();
       }
@@ -406,8 +412,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     async compact() {
       if (running) throw new Error("Cannot compact while a run is active.");
       running = true;
+      abortRequested = false;
       try {
-        return await engine.compact(agent.state.messages, "manual");
+        return await compactOutsideLoop("manual");
       } finally {
         running = false;
       }
@@ -439,14 +446,24 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     agent.state.messages = state.slice(0, -1);
     runMessages = runMessages.filter((m) => m !== last);
     engine.tighten();
-    const outcome = await engine.compact(agent.state.messages, "overflow");
+    const outcome = await compactOutsideLoop("overflow");
     if (!outcome.compacted) {
       // Nothing older to summarise: the retry's request is trimmed to the tightened budget
       // instead (oldest turns dropped, then long texts cut). The error answer leaves the file.
       store.saveContext(threadId, agent.state.messages);
       persisted = agent.state.messages.length;
     }
+    if (abortRequested) return;
     await agent.continue();
+  }
+
+  async function compactOutsideLoop(reason: "manual" | "overflow"): Promise<CompactionOutcome> {
+    compacting = new AbortController();
+    try {
+      return await engine.compact(agent.state.messages, reason, compacting.signal);
+    } finally {
+      compacting = undefined;
+    }
   }
 
   function summarize(newMessages: AgentMessage[]): RunResult {

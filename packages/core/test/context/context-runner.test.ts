@@ -62,7 +62,11 @@ describe("context engine in the runner (faux provider)", () => {
   let warnings: string[];
   /** Decides each non-summary answer; `n` counts the main requests. */
   let main: (ctx: Context, n: number) => ReturnType<typeof fauxAssistantMessage>;
-  let summaryAnswer: (ctx: Context, n: number) => ReturnType<typeof fauxAssistantMessage>;
+  let summaryAnswer: (
+    ctx: Context,
+    n: number,
+    signal?: AbortSignal,
+  ) => ReturnType<typeof fauxAssistantMessage> | Promise<ReturnType<typeof fauxAssistantMessage>>;
 
   const logger: Logger = {
     debug() {},
@@ -90,10 +94,10 @@ describe("context engine in the runner (faux provider)", () => {
       fauxAssistantMessage(
         `## Goal\n- run the dump session\n## Progress\n- SUMMARY-${n} written\n## Open items\n- none`,
       );
-    const step = (ctx: Context) => {
+    const step = (ctx: Context, options?: { signal?: AbortSignal }) => {
       const summary = ctx.systemPrompt === SUMMARY_SYSTEM_PROMPT;
       seen.push({ context: JSON.parse(JSON.stringify(ctx)) as Context, summary });
-      return summary ? summaryAnswer(ctx, ++summaryCount) : main(ctx, ++mainCount);
+      return summary ? summaryAnswer(ctx, ++summaryCount, options?.signal) : main(ctx, ++mainCount);
     };
     faux.setResponses(Array.from({ length: 400 }, () => step));
   });
@@ -285,6 +289,27 @@ describe("context engine in the runner (faux provider)", () => {
     // A new runner on the same thread loads the compacted context.
     const again = makeRunner();
     expect(again.stats().context.compactions).toBe(1);
+  });
+
+  it("Ctrl+C during /compact stops it without dropping anything", async () => {
+    main = (_ctx, n) => fauxAssistantMessage(`answer ${n}`);
+    const runner = makeRunner();
+    for (let i = 0; i < 3; i++) await runner.prompt({ text: `question ${i} ${"y ".repeat(300)}` });
+    const before = runner.messages().length;
+    summaryAnswer = (_ctx, _n, signal) =>
+      new Promise((resolve) => {
+        signal?.addEventListener("abort", () =>
+          resolve(fauxAssistantMessage("", { stopReason: "aborted", errorMessage: "aborted" })),
+        );
+      });
+    const pending = runner.compact();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(runner.running).toBe(true);
+    runner.abort();
+    const outcome = await pending;
+    expect(outcome.compacted).toBe(false);
+    expect(runner.messages()).toHaveLength(before);
+    expect(runner.stats().context.compactions).toBe(0);
   });
 
   it("spills any tool's long result under artifacts/, readable with the read tool", async () => {
