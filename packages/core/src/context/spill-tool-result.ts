@@ -5,13 +5,18 @@ import { spillOutput } from "../artifacts/spill-output.js";
  * The `afterToolCall` hook that applies GUPPY_TOOL_RESULT_MAX_CHARS to every tool's result: a
  * longer text goes into the context as a head+tail excerpt whose note names the file (under
  * the thread's artifacts/) holding all of it, which `read` pages through. Tools that already
- * spilled their own output (bash; `details.fullOutputPath`) are left alone.
+ * spilled their own output (bash; `details.fullOutputPath`) are left alone, and so is `read`,
+ * which pages by itself (its page plus a "continue with offset=" line must not be spilled into
+ * yet another file to read).
  */
+const selfPaging = new Set(["read"]);
+
 export function createToolResultSpill(options: {
   maxChars: number;
   artifactsDir: () => string;
 }): (ctx: AfterToolCallContext) => Promise<AfterToolCallResult | undefined> {
   return async ({ toolCall, result }) => {
+    if (selfPaging.has(toolCall.name)) return undefined;
     const details = result.details as { fullOutputPath?: unknown } | undefined;
     if (details && typeof details === "object" && details.fullOutputPath) return undefined;
     const blocks = result.content;
