@@ -334,7 +334,13 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     stats(messages) {
       const v = view(messages);
       const head = isCompactionMessage(v[0]) ? v[0] : undefined;
-      const current = last ?? { ...estimate(v), messages: v.length };
+      let current = last ?? { ...estimate(v), messages: v.length };
+      if (!last && !current.fromUsage && !counter.loaded) {
+        // Display only: before the tokenizer is loaded the count is a byte bound (~4× too
+        // high for English); show the usual ~4 bytes per token and load it for next time.
+        void counter.load();
+        current = { ...current, tokens: Math.ceil(current.tokens / 4) };
+      }
       return {
         tokens: current.tokens,
         fromUsage: current.fromUsage,

@@ -27,11 +27,12 @@ describe("tool result spill (every tool)", () => {
   it("replaces a longer result by head + tail and a note naming the saved file", async () => {
     const text = Array.from({ length: 500 }, (_, i) => `row ${i}`).join("\n");
     const out = await spill()(ctx("web_fetch", text));
-    const shown = (out?.content?.[0] as { text: string }).text;
+    if (!out?.content) throw new Error("expected the result to be replaced");
+    const shown = (out.content[0] as { text: string }).text;
     expect(shown.length).toBeLessThanOrEqual(1_000);
     expect(shown.startsWith("row 0\n")).toBe(true);
     expect(shown.endsWith("row 499")).toBe(true);
-    const path = (out?.details as { fullOutputPath: string }).fullOutputPath;
+    const path = (out.details as { fullOutputPath: string }).fullOutputPath;
     expect(shown).toContain(path);
     expect(path.startsWith(dir)).toBe(true);
     expect(readFileSync(path, "utf8")).toBe(text);
