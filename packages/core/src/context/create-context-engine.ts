@@ -94,6 +94,8 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
   const counter = options.counter ?? createTokenCounter();
   let anchor: { summary: CompactionMessage; firstKept: AgentMessage | undefined } | undefined;
   let last: { tokens: number; fromUsage: boolean; messages: number } | undefined;
+  /** Set while what is sent is a shortened copy: usage reported since then is not the stored context's. */
+  let shrunkSince: number | undefined;
 
   const fixedTokens = () => counter.system(options.systemPrompt()) + counter.tools(options.tools());
 
@@ -124,7 +126,8 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       if ((m as { role: string }).role !== "assistant") continue;
       const a = m as Extract<AgentMessage, { role: "assistant" }>;
       if (a.stopReason === "error" || a.stopReason === "aborted") continue;
-      if (a.usage && a.usage.totalTokens > 0 && a.timestamp >= since) {
+      const shortened = shrunkSince !== undefined && a.timestamp >= shrunkSince;
+      if (a.usage && a.usage.totalTokens > 0 && a.timestamp >= since && !shortened) {
         const u = a.usage;
         return {
           tokens: u.input + u.cacheRead + u.cacheWrite + u.output + localTotal(v, i + 1),
@@ -173,6 +176,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     const kept = rest.slice(cut);
     message.tokensAfter = fixedTokens() + counter.message(message) + localTotal(kept);
     anchor = { summary: message, firstKept: kept[0] };
+    shrunkSince = undefined;
     last = undefined; // the next stats() estimates the compacted context
     options.onCompacted(message, kept[0]);
     const info: CompactionInfo = {
@@ -298,8 +302,9 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       if (e.tokens > budget.input) {
         // Last resort: what is left is one turn too big to send; shorten its longest texts in
         // what is sent (the stored messages keep them).
+        shrunkSince ??= Date.now();
         v = shrinkLongTexts(v, budget.input, counter, fixedTokens());
-        e = estimate(v);
+        e = { tokens: fixedTokens() + localTotal(v), fromUsage: false };
         logger.warn("The current turn alone exceeds the context window; long texts were cut");
       }
       if (e.tokens > budget.input) {

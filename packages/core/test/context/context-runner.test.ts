@@ -106,7 +106,7 @@ describe("context engine in the runner (faux provider)", () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  const makeRunner = () =>
+  const makeRunner = (toolResultMaxChars = 3_000) =>
     createAgentRunner({
       threadId: "cli:local:ctx",
       store,
@@ -117,7 +117,7 @@ describe("context engine in the runner (faux provider)", () => {
       maxToolRounds: 100,
       maxRetries: 0,
       maxTokens: REPLY,
-      toolResultMaxChars: 3_000,
+      toolResultMaxChars,
       logger,
     });
 
@@ -310,6 +310,19 @@ describe("context engine in the runner (faux provider)", () => {
     expect(outcome.compacted).toBe(false);
     expect(runner.messages()).toHaveLength(before);
     expect(runner.stats().context.compactions).toBe(0);
+  });
+
+  it("cuts a turn too big for the window in what is sent, never in what is stored", async () => {
+    toolSession(1, () => 40_000);
+    const runner = makeRunner(100_000); // no spill: the one result alone is ~3× the window
+    const result = await runner.prompt({ text: "go" });
+    expect(result.stopReason).toBe("stop");
+    const last = seen.filter((s) => !s.summary).at(-1)!.context;
+    expect(requestTokens(last)).toBeLessThanOrEqual(budget.input);
+    expect(JSON.stringify(last.messages)).toContain("chars omitted");
+    expect(warnings.join("\n")).toContain("long texts were cut");
+    const stored = JSON.stringify(store.loadContext("cli:local:ctx"));
+    expect(stored).toContain(JSON.stringify(output(40_000, 1)).slice(1, -1));
   });
 
   it("spills any tool's long result under artifacts/, readable with the read tool", async () => {
