@@ -1,5 +1,6 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { UserMessage } from "@mariozechner/pi-ai";
+import type { UsageTotals } from "../runner/runner-events.js";
 
 /**
  * Stands in the context for everything a compaction removed: the LLM summary of it, or (when the
@@ -23,6 +24,11 @@ export interface CompactionMessage {
   fallbacks: number;
   /** Why it ran: over the threshold, forced by /compact, or a provider's "context too long". */
   reason: CompactionReason;
+  /**
+   * Usage of everything no longer in the context (removed replies and the summary requests),
+   * so the thread's totals and cost survive compaction and restarts.
+   */
+  usageCarried?: UsageTotals;
   timestamp: number;
 }
 

@@ -1,7 +1,8 @@
 import type { AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
-import type { Api, Model, Tool } from "@mariozechner/pi-ai";
+import type { Api, Model, Tool, Usage } from "@mariozechner/pi-ai";
 import { excerptHeadTail } from "../artifacts/spill-output.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
+import { addUsage, emptyTotals } from "../runner/runner-events.js";
 import {
   type CompactionMessage,
   type CompactionReason,
@@ -60,6 +61,8 @@ export interface ContextEngineOptions {
   onCompacted: (message: CompactionMessage, firstKept: AgentMessage | undefined) => void;
   logger?: Logger;
   counter?: TokenCounter;
+  /** Usage of summary requests, for the thread's totals. */
+  onSummaryUsage?: (usage: Usage) => void;
 }
 
 export interface ContextEngine {
@@ -158,8 +161,16 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     summary: string,
     tokensBefore: number,
     error?: string,
+    extraUsage: readonly Usage[] = [],
   ): CompactionOutcome => {
     const compactions = (previous?.compactions ?? 0) + 1;
+    let usageCarried = previous?.usageCarried ?? emptyTotals();
+    for (const m of rest.slice(0, cut)) {
+      const u = (m as { role: string; usage?: Usage }).usage;
+      if ((m as { role: string }).role === "assistant" && u)
+        usageCarried = addUsage(usageCarried, u);
+    }
+    for (const u of extraUsage) usageCarried = addUsage(usageCarried, u);
     const fallbacks = (previous?.fallbacks ?? 0) + (method === "dropped" ? 1 : 0);
     const message: CompactionMessage = {
       role: "compaction",
@@ -171,6 +182,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       compactions,
       fallbacks,
       reason,
+      usageCarried,
       timestamp: Date.now(),
     };
     const kept = rest.slice(cut);
@@ -213,6 +225,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         : budget.keepRecent;
     const cut = chooseCut(rest, tokens, keep);
     if (cut === 0) return { compacted: false, reason: "nothing older than the current turn" };
+    const summaryUsage: Usage[] = [];
     const result = await summarise({
       model,
       stream: options.stream,
@@ -222,9 +235,23 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       maxInputTokens: budget.input,
       maxOutputTokens: Math.max(256, Math.min(budget.reply || 2048, 4096)),
       signal,
+      onUsage: (u) => {
+        summaryUsage.push(u);
+        options.onSummaryUsage?.(u);
+      },
     });
     if (result.ok) {
-      const outcome = apply(previous, rest, cut, "summary", reason, result.summary, before);
+      const outcome = apply(
+        previous,
+        rest,
+        cut,
+        "summary",
+        reason,
+        result.summary,
+        before,
+        undefined,
+        summaryUsage,
+      );
       logger.info(
         `Compacted the context (${reason}): ${cut} messages summarised, ~${before} → ~${outcome.compacted ? outcome.info.tokensAfter : before} tokens`,
       );
@@ -240,6 +267,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       previous?.summary ?? "",
       before,
       result.error,
+      summaryUsage,
     );
     logger.warn(
       `The compaction summary failed (${result.error}); dropped the ${cut} oldest messages instead`,

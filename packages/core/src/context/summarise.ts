@@ -1,5 +1,5 @@
 import type { AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
-import type { Api, Model } from "@mariozechner/pi-ai";
+import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { excerptHeadTail } from "../artifacts/spill-output.js";
 import { isCompactionMessage } from "./compaction-message.js";
 import type { TokenCounter } from "./token-counter.js";
@@ -31,6 +31,8 @@ export interface SummariseOptions {
   /** Reply limit of a summary request. */
   maxOutputTokens: number;
   signal?: AbortSignal;
+  /** Usage of each summary request (it costs like any other request). */
+  onUsage?: (usage: Usage) => void;
 }
 
 export type SummaryResult = { ok: true; summary: string } | { ok: false; error: string };
@@ -108,6 +110,7 @@ async function requestSummary(
       { maxTokens: o.maxOutputTokens, signal: o.signal },
     );
     const message = await stream.result();
+    if (message.usage && message.usage.totalTokens > 0) o.onUsage?.(message.usage);
     if (message.stopReason === "error" || message.stopReason === "aborted") {
       return {
         ok: false,

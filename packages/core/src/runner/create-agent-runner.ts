@@ -133,7 +133,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   let abortRequested = false;
   let totals = loaded.reduce(
     (acc, m) => (isAssistant(m) && m.usage ? addUsage(acc, m.usage) : acc),
-    emptyTotals(),
+    // A compacted context carries the usage of what it no longer holds.
+    (isCompactionMessage(loaded[0]) ? loaded[0].usageCarried : undefined) ?? emptyTotals(),
   );
 
   const endThinking = () => {
@@ -161,6 +162,11 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     }),
     systemPrompt: () => agent.state.systemPrompt,
     tools: () => agent.state.tools,
+    onSummaryUsage: (usage) => {
+      totals = addUsage(totals, usage);
+      runUsage = addUsage(runUsage, usage);
+      emit({ type: "usage", usage, totals });
+    },
     onCompacted: (message, firstKept) => {
       const state = agent.state.messages;
       const k = firstKept ? state.lastIndexOf(firstKept) : -1;

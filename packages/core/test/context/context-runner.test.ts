@@ -289,6 +289,9 @@ describe("context engine in the runner (faux provider)", () => {
     // A new runner on the same thread loads the compacted context.
     const again = makeRunner();
     expect(again.stats().context.compactions).toBe(1);
+    // Usage of the removed replies and of the summary request survives the restart.
+    expect(runner.stats().totals.requests).toBe(6); // 5 answers + 1 summary
+    expect(again.stats().totals).toEqual(runner.stats().totals);
   });
 
   it("Ctrl+C during /compact stops it without dropping anything", async () => {
