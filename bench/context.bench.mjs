@@ -26,7 +26,6 @@ const median = (xs) => {
   return s[Math.floor(s.length / 2)];
 };
 const fmt = (n) => Math.round(n).toLocaleString("en-US");
-await loadEncoder();
 
 const usage = {
   input: 10,
@@ -92,6 +91,51 @@ const dumpTool = {
     return { content: [{ type: "text", text: text(p.chars, p.seed) }], details: {} };
   },
 };
+
+// 0. Tokenizer choice: gpt-tokenizer vs js-tiktoken (load time, large and small texts)
+{
+  const sample = Array.from(
+    { length: 3_000 },
+    (_, i) => `line ${i}: ${text(60, i)} /usr/lib/x86_64 {"a":${i}}`,
+  ).join("\n");
+  const candidates = [
+    [
+      "gpt-tokenizer cl100k_base",
+      async () => {
+        const m = await import("gpt-tokenizer/encoding/cl100k_base");
+        return (s) => m.countTokens(s);
+      },
+    ],
+    [
+      "js-tiktoken cl100k_base",
+      async () => {
+        const { Tiktoken } = await import("js-tiktoken/lite");
+        const ranks = (await import("js-tiktoken/ranks/cl100k_base")).default;
+        const enc = new Tiktoken(ranks);
+        return (s) => enc.encode(s).length;
+      },
+    ],
+  ];
+  console.log(`tokenizer choice (${fmt(sample.length)} chars of tool-like output):`);
+  for (const [name, load] of candidates) {
+    const t0 = performance.now();
+    const count = await load();
+    const loadMs = performance.now() - t0;
+    count("warm up");
+    const t1 = performance.now();
+    let n = 0;
+    for (let r = 0; r < 5; r++) n = count(sample);
+    const bigMs = (performance.now() - t1) / 5;
+    const t2 = performance.now();
+    for (let r = 0; r < 2_000; r++) count(`message ${r}: hello, how are you today?`);
+    const smallUs = ((performance.now() - t2) / 2_000) * 1000;
+    console.log(
+      `  ${name.padEnd(26)} load ${loadMs.toFixed(0)} ms, ${fmt(n)} tokens in ${bigMs.toFixed(1)} ms, ${smallUs.toFixed(1)} µs per short message`,
+    );
+  }
+}
+
+await loadEncoder();
 
 // 1. Overhead per turn
 console.log("per-turn overhead (faux provider; LLM call excluded), median of 30 turns:");
