@@ -35,9 +35,8 @@ export function cutPoints(messages: readonly AgentMessage[]): boolean[] {
     }
     if (role === "toolResult") open.delete((m as { toolCallId: string }).toolCallId);
   }
-  // A result that arrives after a later assistant message belongs to no kept call: a cut just
-  // before a user/assistant message with open calls is unsafe only if those calls are answered
-  // later, which the scan above treats as unsafe (open.size > 0).
+  // Conservative: an index right after calls still waiting for results is never a cut point,
+  // even when the results never come (repair-pairing deals with those).
   return valid;
 }
 
