@@ -20,6 +20,21 @@ export {
   type WireApi,
   wireApis,
 } from "./config/settings-schema.js";
+export {
+  type CompactionMessage,
+  type CompactionReason,
+  isCompactionMessage,
+} from "./context/compaction-message.js";
+export { type ContextBudget, computeBudget } from "./context/context-budget.js";
+export {
+  type CompactionInfo,
+  type CompactionOutcome,
+  type ContextEngine,
+  type ContextStats,
+  createContextEngine,
+} from "./context/create-context-engine.js";
+export { repairPairing } from "./context/repair-pairing.js";
+export { createTokenCounter, type TokenCounter } from "./context/token-counter.js";
 export { createLineLogger, type Logger, type LogLevel, silentLogger } from "./logging/logger.js";
 export { type DailyNote, dailyNotePath, readRecentDailyNotes } from "./memory/daily-notes.js";
 export { addDays } from "./memory/local-date.js";

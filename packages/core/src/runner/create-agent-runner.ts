@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import {
   Agent,
   type AgentMessage,
@@ -5,6 +6,16 @@ import {
   type StreamFn,
 } from "@mariozechner/pi-agent-core";
 import type { Api, ImageContent, Message, Model, Usage } from "@mariozechner/pi-ai";
+import { compactionToUser, isCompactionMessage } from "../context/compaction-message.js";
+import { computeBudget } from "../context/context-budget.js";
+import {
+  type CompactionOutcome,
+  type ContextStats,
+  createContextEngine,
+} from "../context/create-context-engine.js";
+import { isOverflowError } from "../context/overflow.js";
+import { repairPairing } from "../context/repair-pairing.js";
+import { createToolResultSpill } from "../context/spill-tool-result.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
 import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
@@ -42,6 +53,8 @@ export interface RunnerStats {
   /** Sums over every assistant message in the thread's context. */
   totals: UsageTotals;
   running: boolean;
+  /** Tokens in context / window, messages sent, compactions so far. */
+  context: ContextStats;
 }
 
 export interface AgentRunner {
@@ -58,6 +71,8 @@ export interface AgentRunner {
   messages(): readonly AgentMessage[];
   /** Archives the context and starts fresh (/new). */
   reset(): string | undefined;
+  /** Compacts the context now (/compact): summary of the older part, or the drop fallback. */
+  compact(): Promise<CompactionOutcome>;
   stats(): RunnerStats;
 }
 
@@ -73,8 +88,14 @@ export interface AgentRunnerOptions {
   maxRetries: number;
   /** Reply token limit. */
   maxTokens?: number;
-  /** Context-window management hook, run before every request (see the context engine). */
+  /** Extra context transform, run before the context engine's own on every request. */
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
+  /** Compaction starts at window minus this (GUPPY_COMPACT_RESERVE_TOKENS, default 16,384). */
+  compactReserveTokens?: number;
+  /** Recent tokens a compaction keeps verbatim (GUPPY_COMPACT_KEEP_TOKENS, default 20,000). */
+  compactKeepRecentTokens?: number;
+  /** Longest tool result kept in context (GUPPY_TOOL_RESULT_MAX_CHARS, default 10,000). */
+  toolResultMaxChars?: number;
   logger?: Logger;
   /** Replaces pi-ai's streamSimple (unit tests). */
   baseStreamFn?: StreamFn;
@@ -105,9 +126,15 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
 
   const loaded = store.loadContext(threadId);
   let persisted = loaded.length;
+  /** Messages of the current run, in order (the state may be rewritten by a compaction). */
+  let runMessages: AgentMessage[] = [];
+  /** Aborts a compaction made outside the Agent's loop (/compact, overflow recovery). */
+  let compacting: AbortController | undefined;
+  let abortRequested = false;
   let totals = loaded.reduce(
     (acc, m) => (isAssistant(m) && m.usage ? addUsage(acc, m.usage) : acc),
-    emptyTotals(),
+    // A compacted context carries the usage of what it no longer holds.
+    (isCompactionMessage(loaded[0]) ? loaded[0].usageCarried : undefined) ?? emptyTotals(),
   );
 
   const endThinking = () => {
@@ -117,10 +144,83 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     }
   };
 
+  const budget = computeBudget({
+    contextWindow: model.contextWindow,
+    maxTokens: options.maxTokens ?? model.maxTokens,
+    reserveTokens: options.compactReserveTokens ?? 16_384,
+    keepRecentTokens: options.compactKeepRecentTokens ?? 20_000,
+  });
+  const engine = createContextEngine({
+    model,
+    budget,
+    logger,
+    // Summary requests: same endpoint, key and retries, no tool-round interception.
+    stream: createStreamFn({
+      apiKey: options.apiKey,
+      maxRetries: options.maxRetries,
+      base: options.baseStreamFn,
+    }),
+    systemPrompt: () => agent.state.systemPrompt,
+    tools: () => agent.state.tools,
+    onSummaryUsage: (usage) => {
+      totals = addUsage(totals, usage);
+      runUsage = addUsage(runUsage, usage);
+      emit({ type: "usage", usage, totals });
+    },
+    onCompacted: (message, firstKept) => {
+      const state = agent.state.messages;
+      const k = firstKept ? state.lastIndexOf(firstKept) : -1;
+      const next = k === -1 ? [message] : [message, ...state.slice(k)];
+      agent.state.messages = next;
+      try {
+        store.saveContext(threadId, next);
+        persisted = next.length;
+      } catch (error) {
+        logger.error(`Could not save the compacted context of ${threadId}`, {
+          error: String(error),
+        });
+      }
+      emit({
+        type: "compaction",
+        method: message.method,
+        reason: message.reason,
+        removedMessages: message.removedMessages,
+        tokensBefore: message.tokensBefore,
+        tokensAfter: message.tokensAfter,
+      });
+    },
+  });
+
   const agent = new Agent({
     initialState: { model, messages: loaded, tools: options.tools, thinkingLevel: "off" },
-    convertToLlm: (messages) => messages.filter(isLlmMessage) as Message[],
-    transformContext: options.transformContext,
+    convertToLlm: (messages) => {
+      const llm: Message[] = [];
+      for (const m of messages) {
+        if (isCompactionMessage(m)) llm.push(compactionToUser(m));
+        else if (isLlmMessage(m)) llm.push(m);
+      }
+      const repaired = repairPairing(llm);
+      if (repaired.fixes.length > 0) {
+        logger.debug(`Repaired the tool-call pairing of ${threadId}`, {
+          fixes: repaired.fixes.join("; "),
+        });
+      }
+      return repaired.messages;
+    },
+    transformContext: async (messages, signal) => {
+      // One run makes many requests on the same signal (each SDK call listens on it).
+      if (signal) setMaxListeners(0, signal);
+      const input = options.transformContext
+        ? await options.transformContext(messages, signal)
+        : messages;
+      const out = await engine.prepare(input, signal);
+      emit({ type: "context", stats: engine.stats(agent.state.messages) });
+      return out;
+    },
+    afterToolCall: createToolResultSpill({
+      maxChars: options.toolResultMaxChars ?? 10_000,
+      artifactsDir: () => store.artifactsDir(threadId),
+    }),
     streamFn: createStreamFn({
       apiKey: options.apiKey,
       maxTokens: options.maxTokens,
@@ -162,6 +262,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         break;
       }
       case "message_end": {
+        runMessages.push(event.message);
         if (isAssistant(event.message)) {
           endThinking();
           const usage = event.message.usage;
@@ -223,7 +324,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       toolRounds = 0;
       limitReached = false;
       runUsage = emptyTotals();
-      const startIndex = agent.state.messages.length;
+      runMessages = [];
+      abortRequested = false;
       try {
         agent.state.systemPrompt =
           typeof options.systemPrompt === "function"
@@ -242,12 +344,13 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         emit({ type: "run_start", threadId, text: input.text });
         try {
           await agent.prompt(input.text, input.images);
+          await recoverFromOverflow();
         } catch (error) {
           logger.error(`Run failed on ${threadId}`, { error: String(error) });
           emit({ type: "error", kind: "internal", message: oneLine(String(error)) });
         }
         persist();
-        const result = summarize(agent.state.messages.slice(startIndex));
+        const result = summarize(runMessages);
         if (result.stopReason === "error" && result.errorMessage) {
           emit({ type: "error", kind: "provider", message: result.errorMessage });
         }
@@ -282,6 +385,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
 
     abort() {
       if (running) {
+        abortRequested = true;
+        compacting?.abort();
         agent.abort();
         agent.clearAllQueues();
       }
@@ -306,7 +411,19 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       agent.state.messages = [];
       persisted = 0;
       totals = emptyTotals();
+      engine.reset();
       return archived;
+    },
+
+    async compact() {
+      if (running) throw new Error("Cannot compact while a run is active.");
+      running = true;
+      abortRequested = false;
+      try {
+        return await compactOutsideLoop("manual");
+      } finally {
+        running = false;
+      }
     },
 
     stats: () => ({
@@ -314,8 +431,46 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       lastUsage: lastUsage(agent.state.messages),
       totals,
       running,
+      context: engine.stats(agent.state.messages),
     }),
   };
+
+  /**
+   * A provider still answered "context too long" (its tokenizer counts more than ours): take the
+   * error out, compact (the engine drops the oldest turns if the summary fails) and retry once.
+   */
+  async function recoverFromOverflow() {
+    const state = agent.state.messages;
+    const last = state[state.length - 1];
+    if (!isOverflowError(last)) return;
+    logger.warn(
+      `The provider said the context of ${threadId} is too long; compacting and retrying`,
+      {
+        error: last.errorMessage ?? "",
+      },
+    );
+    agent.state.messages = state.slice(0, -1);
+    runMessages = runMessages.filter((m) => m !== last);
+    engine.tighten();
+    const outcome = await compactOutsideLoop("overflow");
+    if (!outcome.compacted) {
+      // Nothing older to summarise: the retry's request is trimmed to the tightened budget
+      // instead (oldest turns dropped, then long texts cut). The error answer leaves the file.
+      store.saveContext(threadId, agent.state.messages);
+      persisted = agent.state.messages.length;
+    }
+    if (abortRequested) return;
+    await agent.continue();
+  }
+
+  async function compactOutsideLoop(reason: "manual" | "overflow"): Promise<CompactionOutcome> {
+    compacting = new AbortController();
+    try {
+      return await engine.compact(agent.state.messages, reason, compacting.signal);
+    } finally {
+      compacting = undefined;
+    }
+  }
 
   function summarize(newMessages: AgentMessage[]): RunResult {
     const last = [...newMessages].reverse().find(isAssistant);

@@ -42,6 +42,9 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     maxTokens: resolved.maxTokens,
     maxRetries: config.maxRetries,
     maxToolRounds: config.maxToolRounds,
+    compactReserveTokens: config.compactReserveTokens,
+    compactKeepRecentTokens: config.compactKeepRecentTokens,
+    toolResultMaxChars: config.toolResultMaxChars,
     tools,
     // Re-read before every run: memory, daily notes, identity files and skills may have changed.
     systemPrompt: () => {

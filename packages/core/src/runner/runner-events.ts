@@ -1,4 +1,6 @@
 import type { Usage } from "@mariozechner/pi-ai";
+import type { CompactionMessage } from "../context/compaction-message.js";
+import type { ContextStats } from "../context/create-context-engine.js";
 
 /** Why a run ended. */
 export type RunStopReason = "stop" | "length" | "aborted" | "error" | "max_tool_rounds";
@@ -14,6 +16,17 @@ export type RunnerEvent =
   | { type: "tool_call"; toolCallId: string; name: string; args: unknown }
   | { type: "tool_result"; toolCallId: string; name: string; isError: boolean; text: string }
   | { type: "usage"; usage: Usage; totals: UsageTotals }
+  /** Before each request: what it carries (tokens / window, messages, compactions so far). */
+  | { type: "context"; stats: ContextStats }
+  /** The context was compacted ("dropped": the summary failed and whole oldest turns went). */
+  | {
+      type: "compaction";
+      method: CompactionMessage["method"];
+      reason: CompactionMessage["reason"];
+      removedMessages: number;
+      tokensBefore: number;
+      tokensAfter: number;
+    }
   | { type: "error"; kind: "provider" | "tool_rounds" | "internal"; message: string }
   | { type: "run_end"; text: string; stopReason: RunStopReason; errorMessage?: string };
 

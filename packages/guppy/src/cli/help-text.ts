@@ -19,5 +19,6 @@ Options (each also an environment variable or a settings.json key; see docs/conf
   -m, --message TEXT     run one prompt and exit
 
 In chat: /new starts fresh, /status shows model, tokens and cost, /exit quits;
+/compact summarises the older part of the conversation now;
 Ctrl+C stops the current answer, Ctrl+C twice at the prompt exits.
 `;

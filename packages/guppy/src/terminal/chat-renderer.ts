@@ -43,6 +43,18 @@ export function createChatRenderer(deps: {
         line(event.isError ? styles.red(`    ✗ ${first}`) : styles.dim(`    ✓ ${first}`));
         break;
       }
+      case "compaction":
+        spinner.stop();
+        line(
+          event.method === "summary"
+            ? styles.dim(
+                `  (context compacted: ${event.removedMessages} older messages summarised, ~${event.tokensBefore} → ~${event.tokensAfter} tokens)`,
+              )
+            : styles.red(
+                `  (the summary request failed: dropped the ${event.removedMessages} oldest messages to fit the context)`,
+              ),
+        );
+        break;
       case "error":
         spinner.stop();
         line(styles.red(`error: ${event.message}`));

@@ -3,9 +3,10 @@ import type { AgentRunner } from "@guppy/core";
 import { colorEnabled, createStyles } from "./ansi.js";
 import { createChatRenderer } from "./chat-renderer.js";
 import { createSpinner } from "./spinner.js";
-import { statusText } from "./status-text.js";
+import { compactText, statusText } from "./status-text.js";
 
-const slashHelp = "/new  start a fresh conversation\n/status  model, tokens, cost\n/exit  quit";
+const slashHelp =
+  "/new  start a fresh conversation\n/compact  summarise the older part of the context now\n/status  model, context, tokens, cost\n/exit  quit";
 
 /**
  * The interactive terminal: reads lines, runs them through the runner, renders its events.
@@ -68,6 +69,8 @@ export async function runRepl(runner: AgentRunner, modelRef: string): Promise<nu
               archived ? `Started fresh (old context kept at ${archived}).\n` : "Started fresh.\n",
             ),
           );
+        } else if (command === "/compact") {
+          out.write(`${await compactText(runner)}\n`);
         } else if (command === "/status") {
           out.write(`${statusText(runner, modelRef)}\n`);
         } else if (command === "/help") {

@@ -1,18 +1,46 @@
 import type { AgentRunner } from "@guppy/core";
 
-/** The /status report: model, messages, context tokens of the window, cost so far. */
+const n = (x: number) => Math.round(x).toLocaleString("en-US");
+
+/** The /status report: model, context (tokens of the window, messages, compactions), last request, totals. */
 export function statusText(runner: AgentRunner, modelRef: string): string {
   const stats = runner.stats();
+  const ctx = stats.context;
+  const pct = ctx.window > 0 ? ((ctx.tokens / ctx.window) * 100).toFixed(1) : "?";
   const u = stats.lastUsage;
-  const inContext = u ? u.input + u.cacheRead + u.cacheWrite + u.output : 0;
-  const window = runner.model.contextWindow;
-  const pct = window > 0 ? ((inContext / window) * 100).toFixed(1) : "?";
-  return [
-    `model     ${modelRef}`,
-    `thread    ${runner.threadId}`,
-    `messages  ${stats.messages}`,
-    `context   ${inContext.toLocaleString("en-US")} / ${window.toLocaleString("en-US")} tokens (${pct}%)`,
-    `usage     ${stats.totals.requests} requests, ${stats.totals.input.toLocaleString("en-US")} in / ${stats.totals.output.toLocaleString("en-US")} out, ${stats.totals.cacheRead.toLocaleString("en-US")} cached`,
-    `cost      $${stats.totals.cost.toFixed(4)}`,
-  ].join("\n");
+  const last = ctx.lastCompaction;
+  const compactions =
+    ctx.compactions === 0
+      ? "none"
+      : `${ctx.compactions}${ctx.fallbacks > 0 ? ` (${ctx.fallbacks} fell back to dropping old turns: the summary request failed)` : ""}`;
+  const lines = [
+    `model        ${modelRef}`,
+    `thread       ${runner.threadId}`,
+    `messages     ${stats.messages}`,
+    `context      ${n(ctx.tokens)} / ${n(ctx.window)} tokens (${pct}%); compacts at ${n(ctx.compactAt)}`,
+    `compactions  ${compactions}`,
+  ];
+  if (last) {
+    lines.push(
+      `last         ${last.method === "summary" ? "summarised" : "dropped"} ${last.removedMessages} messages (${last.reason}), ~${n(last.tokensBefore)} → ~${n(last.tokensAfter)} tokens`,
+    );
+  }
+  lines.push(
+    u
+      ? `last request ${n(u.input)} in, ${n(u.cacheRead)} cached read, ${n(u.cacheWrite)} cache write, ${n(u.output)} out, $${(u.cost?.total ?? 0).toFixed(4)}`
+      : "last request none yet",
+    `usage        ${stats.totals.requests} requests, ${n(stats.totals.input)} in / ${n(stats.totals.output)} out, ${n(stats.totals.cacheRead)} cached`,
+    `cost         $${stats.totals.cost.toFixed(4)}`,
+  );
+  return lines.join("\n");
+}
+
+/** Runs /compact and says what happened in one line. */
+export async function compactText(runner: AgentRunner): Promise<string> {
+  const outcome = await runner.compact();
+  if (!outcome.compacted) return `Nothing to compact: ${outcome.reason}.`;
+  const i = outcome.info;
+  return i.method === "summary"
+    ? `Compacted: ${i.removedMessages} messages summarised, ~${n(i.tokensBefore)} → ~${n(i.tokensAfter)} tokens.`
+    : `The summary request failed (${i.error ?? "no answer"}); dropped the ${i.removedMessages} oldest messages instead (~${n(i.tokensBefore)} → ~${n(i.tokensAfter)} tokens).`;
 }

@@ -1,0 +1,441 @@
+import type { AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
+import type { Api, Model, Tool, Usage } from "@mariozechner/pi-ai";
+import { excerptHeadTail } from "../artifacts/spill-output.js";
+import { type Logger, silentLogger } from "../logging/logger.js";
+import { addUsage, emptyTotals } from "../runner/runner-events.js";
+import {
+  type CompactionMessage,
+  type CompactionReason,
+  isCompactionMessage,
+} from "./compaction-message.js";
+import type { ContextBudget } from "./context-budget.js";
+import { chooseCut, cutPoints } from "./cut-point.js";
+import { summarise } from "./summarise.js";
+import { createTokenCounter, type TokenCounter } from "./token-counter.js";
+
+/** What /status and the runner's events report about the context. */
+export interface ContextStats {
+  /** Tokens the last assembled request carried (or the current context, before any request). */
+  tokens: number;
+  /** Whether `tokens` rests on the provider's reported usage (else on the local count). */
+  fromUsage: boolean;
+  window: number;
+  /** The most a request may carry. */
+  inputBudget: number;
+  /** Where compaction starts. */
+  compactAt: number;
+  /** Messages in what is sent (a compaction summary counts as one). */
+  messages: number;
+  compactions: number;
+  /** Compactions that fell back to dropping turns because the summary request failed. */
+  fallbacks: number;
+  lastCompaction?: CompactionInfo;
+}
+
+export interface CompactionInfo {
+  method: CompactionMessage["method"];
+  reason: CompactionReason;
+  removedMessages: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  at: number;
+  /** Why the summary failed, for a fallback. */
+  error?: string;
+}
+
+export type CompactionOutcome =
+  | { compacted: true; info: CompactionInfo; message: CompactionMessage }
+  | { compacted: false; reason: string };
+
+export interface ContextEngineOptions {
+  model: Model<Api>;
+  budget: ContextBudget;
+  /** Stream function for summary requests (same provider, key and retries as the agent's). */
+  stream: StreamFn;
+  systemPrompt: () => string;
+  tools: () => readonly Tool[];
+  /**
+   * Called when a compaction replaced the start of the context: the runner rewrites its state
+   * and context.jsonl as [message, ...from `firstKept` on].
+   */
+  onCompacted: (message: CompactionMessage, firstKept: AgentMessage | undefined) => void;
+  logger?: Logger;
+  counter?: TokenCounter;
+  /** Usage of summary requests, for the thread's totals. */
+  onSummaryUsage?: (usage: Usage) => void;
+}
+
+export interface ContextEngine {
+  readonly budget: ContextBudget;
+  /** The transformContext hook: the messages to send, compacted or trimmed to fit. */
+  prepare(messages: AgentMessage[], signal?: AbortSignal): Promise<AgentMessage[]>;
+  /** Compacts now (/compact, or after a provider's "context too long"). */
+  compact(
+    messages: AgentMessage[],
+    reason: CompactionReason,
+    signal?: AbortSignal,
+  ): Promise<CompactionOutcome>;
+  /** Estimated tokens of sending `messages` (provider usage + local counts of what is newer). */
+  estimate(messages: readonly AgentMessage[]): { tokens: number; fromUsage: boolean };
+  /** The part of `messages` that is sent: from the latest compaction message on. */
+  view(messages: readonly AgentMessage[]): AgentMessage[];
+  stats(messages: readonly AgentMessage[]): ContextStats;
+  /** Forgets the last request's figures and the compaction anchor (/new). */
+  reset(): void;
+  /**
+   * After a provider's "context too long": the provider counts more than we do, so every limit
+   * shrinks by 20% (down to half) for the rest of this runner's life.
+   */
+  tighten(): void;
+}
+
+export function createContextEngine(options: ContextEngineOptions): ContextEngine {
+  const { model } = options;
+  const full = options.budget;
+  let budget = full;
+  const logger = options.logger ?? silentLogger;
+  const counter = options.counter ?? createTokenCounter();
+  let anchor: { summary: CompactionMessage; firstKept: AgentMessage | undefined } | undefined;
+  let last: { tokens: number; fromUsage: boolean; messages: number } | undefined;
+  /** Set while what is sent is a shortened copy: usage reported since then is not the stored context's. */
+  let shrunkSince: number | undefined;
+
+  const fixedTokens = () => counter.system(options.systemPrompt()) + counter.tools(options.tools());
+
+  const view = (messages: readonly AgentMessage[]): AgentMessage[] => {
+    if (anchor) {
+      const s = messages.lastIndexOf(anchor.summary);
+      if (s === -1) {
+        const k = anchor.firstKept ? messages.lastIndexOf(anchor.firstKept) : -1;
+        if (k !== -1) return [anchor.summary, ...messages.slice(k)];
+      }
+    }
+    for (let i = messages.length - 1; i >= 0; i--) {
+      if (isCompactionMessage(messages[i])) return messages.slice(i);
+    }
+    return messages as AgentMessage[];
+  };
+
+  const localTotal = (v: readonly AgentMessage[], from = 0) => {
+    let n = 0;
+    for (let i = from; i < v.length; i++) n += counter.message(v[i]!);
+    return n;
+  };
+
+  const estimate = (v: readonly AgentMessage[]) => {
+    const since = isCompactionMessage(v[0]) ? v[0].timestamp : -Infinity;
+    for (let i = v.length - 1; i >= 0; i--) {
+      const m = v[i]!;
+      if ((m as { role: string }).role !== "assistant") continue;
+      const a = m as Extract<AgentMessage, { role: "assistant" }>;
+      if (a.stopReason === "error" || a.stopReason === "aborted") continue;
+      const shortened = shrunkSince !== undefined && a.timestamp >= shrunkSince;
+      if (a.usage && a.usage.totalTokens > 0 && a.timestamp >= since && !shortened) {
+        const u = a.usage;
+        return {
+          tokens: u.input + u.cacheRead + u.cacheWrite + u.output + localTotal(v, i + 1),
+          fromUsage: true,
+        };
+      }
+      break;
+    }
+    return { tokens: fixedTokens() + localTotal(v), fromUsage: false };
+  };
+
+  /** Estimate, loading the exact tokenizer only when the cheap byte bound comes near the threshold. */
+  const estimateCarefully = async (v: readonly AgentMessage[]) => {
+    let e = estimate(v);
+    if (!counter.loaded && e.tokens > budget.compactAt * 0.8) {
+      await counter.load();
+      e = estimate(v);
+    }
+    return e;
+  };
+
+  const apply = (
+    previous: CompactionMessage | undefined,
+    rest: readonly AgentMessage[],
+    cut: number,
+    method: CompactionMessage["method"],
+    reason: CompactionReason,
+    summary: string,
+    tokensBefore: number,
+    error?: string,
+    extraUsage: readonly Usage[] = [],
+  ): CompactionOutcome => {
+    const compactions = (previous?.compactions ?? 0) + 1;
+    let usageCarried = previous?.usageCarried ?? emptyTotals();
+    for (const m of rest.slice(0, cut)) {
+      const u = (m as { role: string; usage?: Usage }).usage;
+      if ((m as { role: string }).role === "assistant" && u)
+        usageCarried = addUsage(usageCarried, u);
+    }
+    for (const u of extraUsage) usageCarried = addUsage(usageCarried, u);
+    const fallbacks = (previous?.fallbacks ?? 0) + (method === "dropped" ? 1 : 0);
+    const message: CompactionMessage = {
+      role: "compaction",
+      method,
+      summary,
+      removedMessages: cut,
+      tokensBefore,
+      tokensAfter: 0,
+      compactions,
+      fallbacks,
+      reason,
+      usageCarried,
+      timestamp: Date.now(),
+    };
+    const kept = rest.slice(cut);
+    message.tokensAfter = fixedTokens() + counter.message(message) + localTotal(kept);
+    anchor = { summary: message, firstKept: kept[0] };
+    shrunkSince = undefined;
+    last = undefined; // the next stats() estimates the compacted context
+    options.onCompacted(message, kept[0]);
+    const info: CompactionInfo = {
+      method,
+      reason,
+      removedMessages: cut,
+      tokensBefore,
+      tokensAfter: message.tokensAfter,
+      at: message.timestamp,
+      ...(error ? { error } : {}),
+    };
+    return { compacted: true, info, message };
+  };
+
+  const split = (v: readonly AgentMessage[]) => {
+    const previous = isCompactionMessage(v[0]) ? v[0] : undefined;
+    return { previous, rest: previous ? v.slice(1) : v.slice() };
+  };
+
+  const compact = async (
+    messages: AgentMessage[],
+    reason: CompactionReason,
+    signal?: AbortSignal,
+  ): Promise<CompactionOutcome> => {
+    await counter.load();
+    const v = view(messages);
+    const before = estimate(v).tokens;
+    const { previous, rest } = split(v);
+    const tokens = rest.map((m) => counter.message(m));
+    // After a provider's "too long" keep less: at most half of what is there.
+    const keep =
+      reason === "overflow"
+        ? Math.min(budget.keepRecent, Math.floor(tokens.reduce((a, b) => a + b, 0) / 2))
+        : budget.keepRecent;
+    const cut = chooseCut(rest, tokens, keep);
+    if (cut === 0) return { compacted: false, reason: "nothing older than the current turn" };
+    const summaryUsage: Usage[] = [];
+    const result = await summarise({
+      model,
+      stream: options.stream,
+      counter,
+      messages: rest.slice(0, cut),
+      previousSummary: previous?.summary,
+      maxInputTokens: budget.input,
+      maxOutputTokens: Math.max(256, Math.min(budget.reply || 2048, 4096)),
+      signal,
+      onUsage: (u) => {
+        summaryUsage.push(u);
+        options.onSummaryUsage?.(u);
+      },
+    });
+    if (result.ok) {
+      const outcome = apply(
+        previous,
+        rest,
+        cut,
+        "summary",
+        reason,
+        result.summary,
+        before,
+        undefined,
+        summaryUsage,
+      );
+      logger.info(
+        `Compacted the context (${reason}): ${cut} messages summarised, ~${before} → ~${outcome.compacted ? outcome.info.tokensAfter : before} tokens`,
+      );
+      return outcome;
+    }
+    if (signal?.aborted) return { compacted: false, reason: "stopped" };
+    const outcome = apply(
+      previous,
+      rest,
+      cut,
+      "dropped",
+      reason,
+      previous?.summary ?? "",
+      before,
+      result.error,
+      summaryUsage,
+    );
+    logger.warn(
+      `The compaction summary failed (${result.error}); dropped the ${cut} oldest messages instead`,
+    );
+    return outcome;
+  };
+
+  /** Drops whole oldest turns until the view fits the input budget. */
+  const dropToFit = (v: AgentMessage[], tokensBefore: number): AgentMessage[] => {
+    const { previous, rest } = split(v);
+    const valid = cutPoints(rest);
+    const tokens = rest.map((m) => counter.message(m));
+    const fixed = fixedTokens() + (previous ? counter.message(previous) : 0) + 50;
+    let suffix = tokens.reduce((a, b) => a + b, 0);
+    let cut = 0;
+    for (let i = 1; i < rest.length; i++) {
+      suffix -= tokens[i - 1]!;
+      if (!valid[i]) continue;
+      cut = i;
+      if (fixed + suffix <= budget.input) break;
+    }
+    if (cut === 0) return v;
+    const outcome = apply(
+      previous,
+      rest,
+      cut,
+      "dropped",
+      "threshold",
+      previous?.summary ?? "",
+      tokensBefore,
+      "over the input budget after compaction",
+    );
+    logger.warn(`The context was over budget; dropped the ${cut} oldest messages`);
+    return outcome.compacted ? [outcome.message, ...rest.slice(cut)] : v;
+  };
+
+  return {
+    get budget() {
+      return budget;
+    },
+    view,
+    estimate,
+
+    async prepare(messages, signal) {
+      let v = view(messages);
+      let e = await estimateCarefully(v);
+      if (e.tokens > budget.compactAt) {
+        const outcome = await compact(messages, "threshold", signal);
+        if (signal?.aborted) return v; // the request is cancelled anyway; change nothing
+        if (outcome.compacted) {
+          v = view(messages);
+          e = estimate(v);
+        }
+      }
+      if (e.tokens > budget.input) {
+        await counter.load();
+        v = dropToFit(v, e.tokens);
+        e = estimate(v);
+      }
+      if (e.tokens > budget.input) {
+        // Last resort: what is left is one turn too big to send; shorten its longest texts in
+        // what is sent (the stored messages keep them).
+        shrunkSince ??= Date.now();
+        v = shrinkLongTexts(v, budget.input, counter, fixedTokens());
+        e = { tokens: fixedTokens() + localTotal(v), fromUsage: false };
+        logger.warn("The current turn alone exceeds the context window; long texts were cut");
+      }
+      if (e.tokens > budget.input) {
+        throw new Error(
+          `The context (~${e.tokens} tokens) cannot fit the ${budget.window}-token window even after compaction; start a new conversation (/new).`,
+        );
+      }
+      last = { tokens: e.tokens, fromUsage: e.fromUsage, messages: v.length };
+      return v;
+    },
+
+    compact,
+
+    reset() {
+      anchor = undefined;
+      last = undefined;
+    },
+
+    tighten() {
+      const scale = Math.max(0.5, budget.input / full.input - 0.2);
+      budget = {
+        ...full,
+        input: Math.floor(full.input * scale),
+        compactAt: Math.floor(full.compactAt * scale),
+        keepRecent: Math.floor(full.keepRecent * scale),
+      };
+      logger.warn(
+        `Tightened the context budget to ${budget.input} tokens (the provider counts more than the local tokenizer)`,
+      );
+    },
+
+    stats(messages) {
+      const v = view(messages);
+      const head = isCompactionMessage(v[0]) ? v[0] : undefined;
+      let current = last ?? { ...estimate(v), messages: v.length };
+      if (!last && !current.fromUsage && !counter.loaded) {
+        // Display only: before the tokenizer is loaded the count is a byte bound (~4× too
+        // high for English); show the usual ~4 bytes per token and load it for next time.
+        void counter.load();
+        current = { ...current, tokens: Math.ceil(current.tokens / 4) };
+      }
+      return {
+        tokens: current.tokens,
+        fromUsage: current.fromUsage,
+        window: budget.window,
+        inputBudget: budget.input,
+        compactAt: budget.compactAt,
+        messages: v.length,
+        compactions: head?.compactions ?? 0,
+        fallbacks: head?.fallbacks ?? 0,
+        ...(head
+          ? {
+              lastCompaction: {
+                method: head.method,
+                reason: head.reason,
+                removedMessages: head.removedMessages,
+                tokensBefore: head.tokensBefore,
+                tokensAfter: head.tokensAfter,
+                at: head.timestamp,
+              },
+            }
+          : {}),
+      };
+    },
+  };
+}
+
+function shrinkLongTexts(
+  v: AgentMessage[],
+  input: number,
+  counter: TokenCounter,
+  fixed: number,
+): AgentMessage[] {
+  const total = fixed + v.reduce((n, m) => n + counter.message(m), 0);
+  const over = total - input;
+  if (over <= 0) return v;
+  const isLong = (b: { type: string; text?: string }) =>
+    b.type === "text" && typeof b.text === "string" && b.text.length >= 2_000;
+  let longTokens = 0;
+  for (const m of v) {
+    const content = (m as { content?: unknown }).content;
+    if (!Array.isArray(content)) continue;
+    for (const b of content as Array<{ type: string; text?: string }>)
+      if (isLong(b)) longTokens += counter.text(b.text ?? "");
+  }
+  if (longTokens === 0) return v;
+  // Every long text keeps the same share of itself, so that together they lose what must go.
+  const ratio = Math.max(0, (longTokens - over - 300) / longTokens);
+  return v.map((m) => {
+    const content = (m as { content?: unknown }).content;
+    if (!Array.isArray(content)) return m;
+    let changed = false;
+    const next = (content as Array<{ type: string; text?: string }>).map((b) => {
+      if (!isLong(b)) return b;
+      changed = true;
+      return {
+        ...b,
+        text: excerptHeadTail(
+          b.text ?? "",
+          Math.max(400, Math.floor((b.text ?? "").length * ratio)),
+        ),
+      };
+    });
+    return changed ? ({ ...m, content: next } as AgentMessage) : m;
+  });
+}

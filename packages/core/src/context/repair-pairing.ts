@@ -1,0 +1,106 @@
+import type { AssistantMessage, Message, ToolCall, ToolResultMessage } from "@mariozechner/pi-ai";
+
+export interface PairingRepair {
+  messages: Message[];
+  /** What was fixed (empty when the input was already valid). */
+  fixes: string[];
+}
+
+const missingResult = "(no result was recorded for this call: it was interrupted)";
+
+/**
+ * The last pass before every request: makes the sequence valid for both wire protocols
+ * (OpenAI chat `tool_calls` → `tool` messages, Anthropic `tool_use` → `tool_result` blocks).
+ * - every tool call of an assistant message is answered by exactly one result, right after it
+ *   and in call order (a missing one gets an error result saying it was interrupted);
+ * - results with no call right before them, and duplicates, are dropped;
+ * - errored/aborted assistant messages are left out (the providers skip them too), so results
+ *   pointing at them are orphans and go as well;
+ * - the sequence starts with a user message.
+ * A valid input comes back as the same array (no copy), so the common path costs one scan.
+ */
+export function repairPairing(input: readonly Message[]): PairingRepair {
+  const fixes: string[] = [];
+  if (isValid(input)) return { messages: input as Message[], fixes };
+  const out: Message[] = [];
+  let i = 0;
+  while (i < input.length) {
+    const m = input[i]!;
+    if (m.role === "toolResult") {
+      fixes.push(`dropped an orphan result of ${m.toolName} (${m.toolCallId})`);
+      i++;
+      continue;
+    }
+    if (m.role === "assistant" && (m.stopReason === "error" || m.stopReason === "aborted")) {
+      fixes.push(`left out an ${m.stopReason} assistant message`);
+      i++;
+      continue;
+    }
+    out.push(m);
+    i++;
+    if (m.role !== "assistant") continue;
+    const calls = toolCalls(m);
+    // Gather the results that follow this assistant message.
+    const results = new Map<string, ToolResultMessage>();
+    while (i < input.length && input[i]!.role === "toolResult") {
+      const r = input[i] as ToolResultMessage;
+      if (!calls.some((c) => c.id === r.toolCallId)) {
+        fixes.push(`dropped an orphan result of ${r.toolName} (${r.toolCallId})`);
+      } else if (results.has(r.toolCallId)) {
+        fixes.push(`dropped a duplicate result for ${r.toolCallId}`);
+      } else {
+        results.set(r.toolCallId, r);
+      }
+      i++;
+    }
+    for (const c of calls) {
+      const r = results.get(c.id);
+      if (r) {
+        out.push(r);
+      } else {
+        fixes.push(`added a placeholder result for ${c.name} (${c.id})`);
+        out.push({
+          role: "toolResult",
+          toolCallId: c.id,
+          toolName: c.name,
+          content: [{ type: "text", text: missingResult }],
+          isError: true,
+          timestamp: m.timestamp,
+        });
+      }
+    }
+  }
+  if (out.length > 0 && out[0]!.role !== "user") {
+    fixes.push("added a user message before a leading assistant message");
+    out.unshift({
+      role: "user",
+      content: "(The earlier conversation is not included.)",
+      timestamp: out[0]!.timestamp,
+    });
+  }
+  return { messages: out, fixes };
+}
+
+function toolCalls(m: AssistantMessage): ToolCall[] {
+  return m.content.filter((b): b is ToolCall => b.type === "toolCall");
+}
+
+/** One scan: true when nothing needs fixing. */
+export function isValid(messages: readonly Message[]): boolean {
+  if (messages.length > 0 && messages[0]!.role !== "user") return false;
+  let i = 0;
+  while (i < messages.length) {
+    const m = messages[i]!;
+    if (m.role === "toolResult") return false;
+    i++;
+    if (m.role !== "assistant") continue;
+    if (m.stopReason === "error" || m.stopReason === "aborted") return false;
+    const calls = toolCalls(m);
+    for (const c of calls) {
+      const r = messages[i];
+      if (r?.role !== "toolResult" || r.toolCallId !== c.id) return false;
+      i++;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { computeBudget } from "../../src/context/context-budget.js";
+import { createTokenCounter, loadEncoder } from "../../src/context/token-counter.js";
+import { assistant, call, result, user } from "./history-arbitrary.js";
+
+describe("budget", () => {
+  it("splits a large window: input = window − reply − margin, compaction at window − reserve", () => {
+    const b = computeBudget({
+      contextWindow: 200_000,
+      maxTokens: 16_384,
+      reserveTokens: 16_384,
+      keepRecentTokens: 20_000,
+    });
+    expect(b.input).toBe(200_000 - 16_384 - 6_000);
+    expect(b.compactAt).toBe(b.input); // window − reserve is above the input budget here
+    expect(b.keepRecent).toBe(20_000);
+  });
+
+  it("keeps a small window workable: threshold ≥ 60% of the input budget, kept ≤ half of it", () => {
+    const b = computeBudget({
+      contextWindow: 8_000,
+      maxTokens: 2_000,
+      reserveTokens: 16_384,
+      keepRecentTokens: 20_000,
+    });
+    expect(b.input).toBe(8_000 - 2_000 - 256);
+    expect(b.compactAt).toBe(Math.floor(b.input * 0.6));
+    expect(b.keepRecent).toBe(Math.floor(b.compactAt / 2));
+    expect(b.compactAt).toBeLessThan(b.input);
+  });
+
+  it("uses window − reserve when that is between 60% and 100% of the input budget", () => {
+    const b = computeBudget({
+      contextWindow: 100_000,
+      maxTokens: 4_000,
+      reserveTokens: 30_000,
+      keepRecentTokens: 20_000,
+    });
+    expect(b.compactAt).toBe(70_000);
+  });
+});
+
+describe("token counter", () => {
+  it("counts with the BPE once loaded, never above the byte bound, and caches per message", async () => {
+    await loadEncoder();
+    const c = createTokenCounter();
+    expect(c.loaded).toBe(true);
+    expect(c.text("hello world")).toBe(2);
+    const m = user("The quick brown fox jumps over the lazy dog. ".repeat(50));
+    const first = c.message(m);
+    expect(first).toBeGreaterThan(400);
+    expect(first).toBeLessThan(c.messageBound(m));
+    // Cached per object: mutating the message (which never happens) does not recount it.
+    (m as { content: string }).content = "x";
+    expect(c.message(m)).toBe(first);
+    const a = assistant("", [call("c1")]);
+    expect(c.message(a)).toBeGreaterThan(8);
+    expect(c.message(result("c1", "ok"))).toBeGreaterThan(8);
+  });
+});
