@@ -15,6 +15,7 @@ export {
   type ConfigKey,
   type ConfigValues,
   configKeys,
+  type GroupReplies,
   type SettingDefinition,
   settingsSchema,
   type WireApi,
