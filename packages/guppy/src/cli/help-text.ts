@@ -5,6 +5,9 @@ Usage:
   guppy chat -m "TEXT"              one prompt; the answer alone on stdout
   guppy config                      print the effective configuration (secrets masked)
   guppy init                        create GUPPY_HOME with settings.json, MEMORY.md, IDENTITY.md
+  guppy pairing list <channel>      pending pairing requests (telegram, slack, discord)
+  guppy pairing approve <channel> <code>   admit the user who was given that pairing code
+  guppy invite create <channel>     a one-time code a user redeems with /start <code>
   guppy --version | --help
 
 Options (each also an environment variable or a settings.json key; see docs/configuration.md):

@@ -28,6 +28,12 @@ export async function main(argv: string[]): Promise<void> {
         case "init":
           code = await (await import("../commands/init-command.js")).initCommand(args);
           break;
+        case "pairing":
+          code = await (await import("../commands/access-commands.js")).pairingCommand(args);
+          break;
+        case "invite":
+          code = await (await import("../commands/access-commands.js")).inviteCommand(args);
+          break;
         default:
           throw new UsageError(`unknown command "${args.command}" (see guppy --help)`);
       }
