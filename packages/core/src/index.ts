@@ -21,6 +21,12 @@ export {
   type WireApi,
   wireApis,
 } from "./config/settings-schema.js";
+export {
+  createInbox,
+  INBOX_FILE,
+  type Inbox,
+} from "./inbox/create-inbox.js";
+export type { InboxOutcome, InboxRecord, PendingPrompt } from "./inbox/inbox-record.js";
 export { createLineLogger, type Logger, type LogLevel, silentLogger } from "./logging/logger.js";
 export { type DiscoveredModel, discoverLocalModel, localServers } from "./model/local-servers.js";
 export {
@@ -30,6 +36,17 @@ export {
   type ResolvedModel,
   resolveModel,
 } from "./model/resolve-model.js";
+export { createConcurrencyLimiter } from "./orchestrator/concurrency-limiter.js";
+export {
+  createOrchestrator,
+  type OrchestratorOptions,
+  type RuntimeOrchestrator,
+} from "./orchestrator/create-orchestrator.js";
+export type {
+  OrchestratorCounters,
+  OrchestratorEvent,
+  OrchestratorListener,
+} from "./orchestrator/orchestrator-events.js";
 export type {
   ChannelLink,
   Orchestrator,
