@@ -1,4 +1,5 @@
 import {
+  createLineLogger,
   createOrchestrator,
   createStore,
   createThreadRunner,
@@ -47,7 +48,12 @@ export async function startRuntime(
     config,
     store,
     orchestrator,
-    context: { orchestrator, config, store, logger: silentLogger },
+    context: {
+      orchestrator,
+      config,
+      store,
+      logger: process.env.GUPPY_TEST_DEBUG ? createLineLogger({ level: "debug" }) : silentLogger,
+    },
     async stop() {
       await orchestrator.shutdown(1000);
       cleanup();
