@@ -5,6 +5,7 @@ Usage:
   guppy chat -m "TEXT"              one prompt; the answer alone on stdout
   guppy config                      print the effective configuration (secrets masked)
   guppy init                        create GUPPY_HOME with settings.json, MEMORY.md, IDENTITY.md
+  guppy serve                       run the gateway: HTTP API (127.0.0.1:7420) and configured channels
   guppy --version | --help
 
 Options (each also an environment variable or a settings.json key; see docs/configuration.md):
