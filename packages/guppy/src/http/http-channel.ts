@@ -61,10 +61,14 @@ export function createHttpChannel(): GatewayChannel {
       server = undefined;
       if (!s) return;
       for (const close of streams) close();
+      // close() waits for open connections; keep-alive sockets of finished requests are closed
+      // as soon as they go idle, so in-flight answers (running turns) still get through.
+      const sweep = setInterval(() => s.closeIdleConnections?.(), 100);
       await new Promise<void>((resolve) => {
         s.close(() => resolve());
         s.closeIdleConnections?.();
       });
+      clearInterval(sweep);
     },
   };
 }
