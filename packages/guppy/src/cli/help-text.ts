@@ -5,6 +5,7 @@ Usage:
   guppy chat -m "TEXT"              one prompt; the answer alone on stdout
   guppy config                      print the effective configuration (secrets masked)
   guppy init                        create GUPPY_HOME with settings.json, MEMORY.md, IDENTITY.md
+  guppy serve                       run the gateway: HTTP API (127.0.0.1:7420) and configured channels
   guppy pairing list <channel>      pending pairing requests (telegram, slack, discord)
   guppy pairing approve <channel> <code>   admit the user who was given that pairing code
   guppy invite create <channel>     a one-time code a user redeems with /start <code>

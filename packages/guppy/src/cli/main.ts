@@ -25,6 +25,9 @@ export async function main(argv: string[]): Promise<void> {
         case "config":
           code = await (await import("../commands/config-command.js")).configCommand(args);
           break;
+        case "serve":
+          code = await (await import("../commands/serve-command.js")).serveCommand(args);
+          break;
         case "init":
           code = await (await import("../commands/init-command.js")).initCommand(args);
           break;

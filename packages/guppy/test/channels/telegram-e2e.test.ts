@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTelegramChannel } from "../../src/channels/telegram/create-telegram-channel.js";
 import type { GatewayChannel } from "../../src/gateway/gateway-channel.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
-import { cleanEnv, runCli } from "../helpers/run-cli.js";
+import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
+import { type ServeProcess, startServe } from "../serve/serve-harness.js";
 import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
 import {
   type BotMessage,
@@ -210,5 +211,41 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
     const seen = requestText(llm.requests()[before] as ChatCompletionRequest);
     expect(seen).toContain("blueberry");
     expect(seen).not.toContain("apricot");
+  });
+});
+
+describe("Telegram through guppy serve", () => {
+  it("starts the Telegram channel from TELEGRAM_BOT_TOKEN and answers through a tool call", async () => {
+    const llm = await startMockLlm((request) => script(request));
+    const tg = await startTelegramEmulator();
+    const { home, cleanup } = tempHome();
+    let serve: ServeProcess | undefined;
+    try {
+      serve = await startServe(home, {
+        ...llm.env("openai-completions"),
+        TELEGRAM_BOT_TOKEN: tg.token,
+        GUPPY_TELEGRAM_API_URL: tg.apiUrl,
+        GUPPY_ALLOWED_USERS: String(ANN.id),
+      });
+      expect(serve.stdout()).toMatch(/channels http, telegram/);
+      await tg.userSays(ANN, "run-bash via-serve");
+      const reply = await until("the reply through guppy serve", () =>
+        tg.botMessages(ANN.id).find((m) => m.text.includes("Tool said: via\\-serve")),
+      );
+      expect(reply.parseMode).toBe("MarkdownV2");
+      // A stranger still gets only a pairing code from the served bot.
+      const before = llm.requests().length;
+      await tg.userSays(EVE, "hi");
+      await until("a pairing code", () =>
+        tg.botMessages(EVE.id).find((m) => m.text.includes("Pairing code")),
+      );
+      expect(llm.requests().length).toBe(before);
+    } finally {
+      serve?.child.kill("SIGTERM");
+      await serve?.exited;
+      await tg.stop();
+      await llm.stop();
+      cleanup();
+    }
   });
 });
