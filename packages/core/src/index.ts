@@ -87,3 +87,4 @@ export type { LogEntry } from "./store/log-entry.js";
 export { encodeSegment, parseThreadId, type ThreadRef } from "./store/thread-id.js";
 export { createCoreTools } from "./tools/create-tools.js";
 export type { ToolContext } from "./tools/tool-context.js";
+export { createUploadTool, UPLOAD_MAX_BYTES } from "./tools/upload-tool.js";

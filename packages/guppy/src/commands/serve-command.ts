@@ -5,6 +5,7 @@ import {
   type GuppyConfig,
   resolveModel,
 } from "@guppy/core";
+import { channelThreadHandle } from "../channels/bridge/channel-links.js";
 import { ExitCode } from "../cli/cli-error.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { loadConfiguredChannels } from "../gateway/configured-channels.js";
@@ -43,7 +44,15 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     modelName: resolved.ref,
     contextWindow: resolved.model.contextWindow,
     logger,
-    createRunner: (threadId) => createThreadRunner({ threadId, config, resolved, store, logger }),
+    createRunner: (threadId) =>
+      createThreadRunner({
+        threadId,
+        config,
+        resolved,
+        store,
+        logger,
+        threadHandle: () => channelThreadHandle(threadId),
+      }),
   });
   orchestrator.subscribe(gw.event);
 

@@ -30,11 +30,24 @@ const LONG_REPLY = [
   "The end.",
 ].join("\n\n");
 
-/** The LLM mock: "run-bash X" → bash `echo X`; "long-task" → bash `sleep 30`; "long-reply" → 6,000+ chars. */
+/**
+ * The LLM mock: "run-bash X" → bash `echo X`; "long-task" → bash `sleep 30`; "long-reply" → 6,000+
+ * chars; "make-report" → write report.txt, then upload it.
+ */
 function script(request: ChatCompletionRequest): FixtureResponse {
   const last = lastMessage(request);
-  if (last?.role === "tool")
-    return { content: `Tool said: ${String(last.content).split("\n")[0]}` };
+  const toolText = last?.role === "tool" ? String(last.content) : "";
+  if (toolText.startsWith("Wrote"))
+    return {
+      toolCalls: [
+        {
+          name: "upload",
+          arguments: JSON.stringify({ path: "report.txt", comment: "your report" }),
+        },
+      ],
+    };
+  if (toolText.startsWith("Uploaded")) return { content: "Sent you the report." };
+  if (last?.role === "tool") return { content: `Tool said: ${toolText.split("\n")[0]}` };
   const text = requestText({ ...request, messages: last ? [last] : [] });
   const bash = /run-bash (\S+)/.exec(text);
   if (bash)
@@ -44,6 +57,15 @@ function script(request: ChatCompletionRequest): FixtureResponse {
   if (text.includes("long-task"))
     return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: "sleep 30" }) }] };
   if (text.includes("long-reply")) return { content: LONG_REPLY };
+  if (text.includes("make-report"))
+    return {
+      toolCalls: [
+        {
+          name: "write",
+          arguments: JSON.stringify({ path: "report.txt", content: "report-body 42" }),
+        },
+      ],
+    };
   if (text.includes("broken-format"))
     return { content: `Here *is* ${REJECT_FORMATTING_MARKER} [text` };
   return { content: `You said: ${text}` };
@@ -215,7 +237,7 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
 });
 
 describe("Telegram through guppy serve", () => {
-  it("starts the Telegram channel from TELEGRAM_BOT_TOKEN and answers through a tool call", async () => {
+  it("starts the Telegram channel from TELEGRAM_BOT_TOKEN, answers through a tool call, uploads a file", async () => {
     const llm = await startMockLlm((request) => script(request));
     const tg = await startTelegramEmulator();
     const { home, cleanup } = tempHome();
@@ -233,6 +255,19 @@ describe("Telegram through guppy serve", () => {
         tg.botMessages(ANN.id).find((m) => m.text.includes("Tool said: via\\-serve")),
       );
       expect(reply.parseMode).toBe("MarkdownV2");
+      // The upload tool posts a workspace file back to the chat.
+      await tg.userSays(ANN, "make-report please");
+      await until("the uploaded report", () =>
+        tg.documents.find((d) => d.chatId === String(ANN.id)),
+      ).catch((e) => {
+        throw new Error(
+          `${e}\n${JSON.stringify(tg.botMessages(ANN.id))}\n${JSON.stringify(tg.rejected)}\n${serve?.stderr()}`,
+        );
+      });
+      expect(tg.documents[0]).toMatchObject({ fileName: "report.txt", content: "report-body 42" });
+      await until("the final answer", () =>
+        tg.botMessages(ANN.id).find((m) => m.text.includes("Sent you the report")),
+      );
       // A stranger still gets only a pairing code from the served bot.
       const before = llm.requests().length;
       await tg.userSays(EVE, "hi");

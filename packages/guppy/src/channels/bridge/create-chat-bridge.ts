@@ -3,6 +3,7 @@ import type { ChannelLink, GroupReplies, Logger, Orchestrator, Store } from "@gu
 import type { Chat, Message, Thread } from "chat";
 import type { ChatUser } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
+import { registerChannelLink } from "./channel-links.js";
 import { helpText, parseChatCommand, runThreadCommand } from "./chat-commands.js";
 import { createChatThreadHandle, postSplit, type ReplySettings } from "./chat-thread-handle.js";
 import { downloadAttachments } from "./download-attachments.js";
@@ -186,6 +187,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     },
   };
   orchestrator.registerChannel(link);
+  registerChannelLink(link);
 
   return {
     link,

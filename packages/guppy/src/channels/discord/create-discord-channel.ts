@@ -1,6 +1,7 @@
 import { createDiscordAdapter } from "@chat-adapter/discord";
 import type { Logger } from "@guppy/core";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
+import { unregisterChannelLink } from "../bridge/channel-links.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
 import { type RunningChatChannel, startChatChannel } from "../bridge/start-chat-channel.js";
 import { splitMessage } from "../format/split-message.js";
@@ -81,6 +82,7 @@ export function createDiscordChannel(): GatewayChannel {
       const current = running;
       running = undefined;
       if (!current) return;
+      unregisterChannelLink(current.bridge.link);
       await current.chat.shutdown();
       await current.bridge.idle();
     },

@@ -1,5 +1,6 @@
 import { createSlackAdapter } from "@chat-adapter/slack";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
+import { unregisterChannelLink } from "../bridge/channel-links.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
 import { type RunningChatChannel, startChatChannel } from "../bridge/start-chat-channel.js";
 import { splitMessage } from "../format/split-message.js";
@@ -35,6 +36,7 @@ export function createSlackChannel(): GatewayChannel {
       const current = running;
       running = undefined;
       if (!current) return;
+      unregisterChannelLink(current.bridge.link);
       await current.chat.shutdown();
       await current.bridge.idle();
     },

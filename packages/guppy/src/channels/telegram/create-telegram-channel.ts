@@ -1,5 +1,6 @@
 import { createTelegramAdapter } from "@chat-adapter/telegram";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
+import { unregisterChannelLink } from "../bridge/channel-links.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
 import { type RunningChatChannel, startChatChannel } from "../bridge/start-chat-channel.js";
 import { splitMessage } from "../format/split-message.js";
@@ -52,6 +53,7 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
       const current = running;
       running = undefined;
       if (!current) return;
+      unregisterChannelLink(current.bridge.link);
       await current.chat.shutdown();
       await current.bridge.idle();
     },

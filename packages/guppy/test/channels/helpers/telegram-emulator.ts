@@ -3,9 +3,10 @@ import { routes } from "telegram-test-api/lib/routes/index.js";
 import { TelegramServer } from "telegram-test-api/lib/telegramServer.js";
 
 /** The parts of Express (the emulator's web framework) the added routes use. */
-interface Request {
+interface Request extends AsyncIterable<Buffer> {
   body: unknown;
   params: Record<string, string>;
+  headers: Record<string, string | string[] | undefined>;
 }
 interface Response {
   status(code: number): Response;
@@ -36,6 +37,8 @@ export interface TelegramEmulator {
   /** Number of getUpdates calls (a long-polling client makes few; a spinning one makes many). */
   getUpdatesCalls: () => number;
   botMessages(chatId: number | string): BotMessage[];
+  /** Files the bot sent with sendDocument. */
+  documents: Array<{ chatId: string; fileName: string; content: string; caption?: string }>;
   /** Sends a text (or a command, when it starts with "/") from a user in a private chat. */
   userSays(user: { id: number; name: string }, text: string): Promise<void>;
   stop(): Promise<void>;
@@ -74,6 +77,7 @@ export async function startTelegramEmulator(): Promise<TelegramEmulator> {
   const rejected: Array<{ method: string; reason: string }> = [];
   let commands: Array<{ command: string; description: string }> | undefined;
   let polls = 0;
+  const documents: TelegramEmulator["documents"] = [];
   const waiters = new Set<() => void>();
 
   const checkText = (method: string, body: Body, res: Response): boolean => {
@@ -129,6 +133,33 @@ export async function startTelegramEmulator(): Promise<TelegramEmulator> {
         fail(res, 404, "Not Found"),
       );
     }
+    app.post("/bot:token/sendDocument", async (req: Request, res: Response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk);
+      const form = await new globalThis.Response(Buffer.concat(chunks), {
+        headers: { "content-type": String(req.headers["content-type"]) },
+      }).formData();
+      const file = form.get("document");
+      if (!(file instanceof Blob))
+        return fail(res, 400, "Bad Request: there is no document in the request");
+      const chatId = String(form.get("chat_id"));
+      const caption = form.get("caption");
+      documents.push({
+        chatId,
+        fileName: "name" in file ? String(file.name) : "document",
+        content: Buffer.from(await file.arrayBuffer()).toString("utf8"),
+        ...(typeof caption === "string" ? { caption } : {}),
+      });
+      res.json({
+        ok: true,
+        result: {
+          message_id: 100_000 + documents.length,
+          chat: { id: Number(chatId), type: "private" },
+          date: Math.floor(Date.now() / 1000),
+          document: { file_id: `doc-${documents.length}`, file_unique_id: `u${documents.length}` },
+        },
+      });
+    });
     app.post("/bot:token/sendChatAction", (req: Request, res: Response) => {
       const body = req.body as Body;
       chatActions.push({ chatId: String(body.chat_id), action: String(body.action) });
@@ -184,6 +215,7 @@ export async function startTelegramEmulator(): Promise<TelegramEmulator> {
     chatActions,
     commands: () => commands,
     rejected,
+    documents,
     getUpdatesCalls: () => polls,
     botMessages: (chatId) =>
       server.storage.botMessages
