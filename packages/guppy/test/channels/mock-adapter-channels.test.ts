@@ -1,7 +1,12 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createMockAdapter, createTestMessage } from "@chat-adapter/tests";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
-import type { Adapter, AdapterPostableMessage } from "chat";
+import { silentLogger } from "@guppy/core";
+import type { Adapter, AdapterPostableMessage, MessageData } from "chat";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createAccessStore } from "../../src/access/access-store.js";
+import { createAccessControl } from "../../src/access/create-access-control.js";
 import {
   type RunningChatChannel,
   startChatChannel,
@@ -82,9 +87,13 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
     });
   }
 
-  /** Delivers a DM from `userId` and waits until the reply is fully posted. */
-  async function send(userId: string, text: string) {
-    const threadId = `${name}:D${userId}:t`;
+  /** Delivers a DM from `userId` (or a group message) and waits until the reply is fully posted. */
+  async function send(
+    userId: string,
+    text: string,
+    extra: Partial<MessageData> = {},
+    threadId = `${name}:D${userId}:t`,
+  ) {
     const message = createTestMessage(`${userId}-${Date.now()}-${Math.random()}`, text, {
       threadId,
       author: {
@@ -94,6 +103,7 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
         isBot: false,
         isMe: false,
       },
+      ...extra,
     });
     await channel.chat.processMessage(rec.adapter, threadId, message);
     await channel.bridge.idle();
@@ -142,5 +152,64 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
     const help = await send("UC", "/help");
     expect(help[1]).toContain("/steer");
     expect(llm.requests().length).toBe(before);
+  });
+
+  it("in a group, answers only when mentioned and logs the ignored message", async () => {
+    await start({ GUPPY_ACCESS_POLICY: "open" });
+    const group = `${name}:C42:t1`;
+    const before = llm.requests().length;
+    expect(await send("UG", "just chatting", {}, group)).toEqual([]);
+    expect(llm.requests().length).toBe(before);
+    const refusals = readFileSync(join(runtime.home, "access", "refusals.jsonl"), "utf8");
+    expect(refusals).toContain('"reason":"group-not-addressed"');
+    const posted = await send("UG", "hey bot, hello", { isMention: true }, group);
+    expect(posted.join("\n")).toContain("You said:");
+  });
+
+  it("admits a user who sends /start with an invite code", async () => {
+    await start({});
+    const access = createAccessControl({
+      store: createAccessStore(runtime.home),
+      settings: () => ({ policy: "pairing", allowedUsers: [] }),
+      logger: silentLogger,
+    });
+    const code = access.createInvite(name);
+    const welcome = await send("UI", `/start ${code}`);
+    expect(welcome[0]).toContain("Welcome!");
+    const posted = await send("UI", "run-bash invited-ok");
+    expect(posted.join("\n")).toContain("Tool said: invited-ok");
+    // The code was single-use.
+    const other = await send("UJ", `/start ${code}`);
+    expect(other[0]).toBe("That invite code is not valid.");
+  });
+
+  it("saves attachments under the thread, gives images to the model, and survives a failed download", async () => {
+    await start({ GUPPY_ACCESS_POLICY: "open", GUPPY_MODEL: "openai/gpt-4o-mini" });
+    const png = Buffer.from(
+      "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+      "base64",
+    );
+    const before = llm.requests().length;
+    await send("UF", "look at these", {
+      attachments: [
+        { type: "image", name: "dot.png", mimeType: "image/png", data: png },
+        { type: "file", name: "notes.txt", data: Buffer.from("hello notes") },
+        {
+          type: "file",
+          name: "lost.bin",
+          fetchData: () => Promise.reject(new Error("expired link")),
+        },
+      ],
+    });
+    const dir = join(runtime.store.threadDir(`${name}:DUF:t`), "attachments");
+    const files = readdirSync(dir);
+    expect(files.some((f) => f.endsWith("dot.png"))).toBe(true);
+    const notes = files.find((f) => f.endsWith("notes.txt")) as string;
+    expect(readFileSync(join(dir, notes), "utf8")).toBe("hello notes");
+    expect(existsSync(join(dir, "lost.bin"))).toBe(false);
+    const request = JSON.stringify(llm.requests()[before]);
+    expect(request).toContain("data:image/png;base64,");
+    expect(request).toContain(`attachment saved: ${join(dir, notes)}`);
+    expect(request).toContain("attachment could not be downloaded: lost.bin (expired link)");
   });
 });
