@@ -24,10 +24,7 @@ const rssMb = (pid) => {
 // A faux OpenAI-compatible LLM: every chat completion streams "ok <n>" after LATENCY_MS.
 let llmRequests = 0;
 const llm = createServer((req, res) => {
-  let body = "";
-  req.on("data", (d) => {
-    body += d;
-  });
+  req.resume();
   req.on("end", () => {
     llmRequests++;
     setTimeout(() => {
