@@ -1,7 +1,6 @@
-import { existsSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import { writeFileAtomic } from "../store/atomic-write.js";
 import type { Store } from "../store/create-store.js";
 import type { LogEntry } from "../store/log-entry.js";
 
@@ -28,8 +27,19 @@ export function readCursor(store: Store, threadId: string): number {
   return Number.isFinite(n) && n >= 0 ? n : 0;
 }
 
+/**
+ * A few bytes, overwritten in place at a fixed width and without fsync: it is advisory (a stale
+ * cursor after a crash only makes the next run re-check entries that dedup by id excludes), and
+ * ext4 flushes a truncate-and-rewrite on close, which would cost milliseconds per run.
+ */
 export function writeCursor(store: Store, threadId: string, cursor: number): void {
-  writeFileAtomic(join(store.threadDir(threadId), LOG_CURSOR_FILE), `${cursor}\n`);
+  const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
+  const fd = openSync(file, existsSync(file) ? "r+" : "w");
+  try {
+    writeSync(fd, `${String(cursor).padStart(15, " ")}\n`, 0, "utf8");
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -289,7 +289,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     if (log.length === 0) return 0;
     const promptIds = new Set<string>();
     for (const q of [item, ...actor.queue]) promptIds.add(q.record.messageId ?? q.record.id);
-    const plan = planBackfill(log, readCursor(store, threadId), promptIds);
+    const cursor = readCursor(store, threadId);
+    const plan = planBackfill(log, cursor, promptIds);
     if (plan.entries.length > 0) {
       // The runner holds the context in memory: drop it (idle, saved), append, reload.
       actor.runner = undefined;
@@ -297,7 +298,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       emit({ type: "backfilled", threadId, count: plan.entries.length });
       logger.info(`Backfilled ${plan.entries.length} message(s) into ${threadId}`);
     }
-    writeCursor(store, threadId, plan.cursor);
+    if (plan.cursor !== cursor) writeCursor(store, threadId, plan.cursor);
     return log.length;
   }
 
@@ -328,6 +329,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     } catch (error) {
       logger.error(`Could not write the log of ${threadId}`, { error: String(error) });
     }
+    // The interrupted prompt's log line is answered by the notice: not something to backfill.
+    advanceCursor(threadId, readCursor(store, threadId), record.messageId ?? record.id);
     inbox.done(threadId, record.id, "interrupted-reported");
     counts.reported++;
     emit({ type: "replayed", threadId, inboxId: record.id, action: "reported" });

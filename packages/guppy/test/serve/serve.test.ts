@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { tempHome } from "../helpers/run-cli.js";
+import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
 import {
   type AsyncMockLlm,
   contentText,
@@ -178,6 +178,22 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     expect(((await huge.json()) as { error: { type: string } }).error.type).toBe(
       "payload_too_large",
     );
+  });
+
+  it("refuses to listen on a non-loopback host without a token, in one line", async () => {
+    const dir = home();
+    const r = await runCli(["serve"], {
+      env: cleanEnv({
+        ...llm.env(),
+        GUPPY_HOME: dir,
+        GUPPY_HTTP_HOST: "0.0.0.0",
+        GUPPY_HTTP_PORT: "0",
+      }),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^guppy: GUPPY_HTTP_HOST is 0\.0\.0\.0.*set GUPPY_API_TOKEN/);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(existsSync(join(dir, "api-token"))).toBe(false);
   });
 
   it("answers 50 concurrent threads × 4 messages, each thread in order", async () => {
