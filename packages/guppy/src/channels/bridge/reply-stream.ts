@@ -56,6 +56,17 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
 
   const current = (): Block => blocks[blocks.length - 1] as Block;
 
+  // Splitting (with Telegram's MarkdownV2 measure) costs ~1 ms per KB: remember recent results.
+  const splits = new Map<string, string[]>();
+  const split = (text: string): string[] => {
+    const known = splits.get(text);
+    if (known) return known;
+    if (splits.size > 16) splits.clear();
+    const parts = options.split(text);
+    splits.set(text, parts);
+    return parts;
+  };
+
   const retry = <T>(op: () => Promise<T>) => withRateLimitRetry(op, { sleep });
 
   const typing = (on: boolean): void => {
@@ -75,7 +86,7 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
   };
 
   const sync = async (block: Block): Promise<void> => {
-    const parts = options.split(block.text.trim());
+    const parts = split(block.text.trim());
     for (let i = 0; i < parts.length; i++) {
       const text = parts[i] as string;
       const sent = block.sent[i];
@@ -95,7 +106,7 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
       (b) =>
         (b.final || options.mode === "edit") &&
         b.text.trim() !== "" &&
-        b.sent.map((s) => s.text).join("\u0000") !== options.split(b.text.trim()).join("\u0000"),
+        b.sent.map((s) => s.text).join("\u0000") !== split(b.text.trim()).join("\u0000"),
     );
 
   const pump = async (): Promise<void> => {
@@ -115,7 +126,7 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
       } catch (error) {
         options.logger.warn("channel: could not post a reply", { error: String(error) });
         // A message that cannot be posted is not retried forever: mark what we have as sent.
-        block.sent = options.split(block.text.trim()).map((text, i) => ({
+        block.sent = split(block.text.trim()).map((text, i) => ({
           message: block.sent[i]?.message ?? { edit: async () => {} },
           text,
         }));
@@ -125,7 +136,7 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
   };
 
   const needsSync = (b: Block): boolean =>
-    b.sent.map((s) => s.text).join("\u0000") !== options.split(b.text.trim()).join("\u0000");
+    b.sent.map((s) => s.text).join("\u0000") !== split(b.text.trim()).join("\u0000");
 
   const kick = (): void => {
     wake?.();
