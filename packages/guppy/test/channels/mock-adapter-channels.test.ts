@@ -50,6 +50,12 @@ function recordingAdapter(name: string) {
       ids.set(id, { threadId, index: list.length - 1 });
       return { id, threadId, raw: {} };
     },
+    postChannelMessage: async (channelId: string, message: AdapterPostableMessage) => {
+      const list = threads.get(channelId) ?? [];
+      list.push(textOf(message));
+      threads.set(channelId, list);
+      return { id: `m${next++}`, threadId: channelId, raw: {} };
+    },
     editMessage: async (threadId: string, id: string, message: AdapterPostableMessage) => {
       const at = ids.get(id);
       if (at) (threads.get(at.threadId) as string[])[at.index] = textOf(message);
@@ -211,5 +217,29 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
     expect(request).toContain("data:image/png;base64,");
     expect(request).toContain(`attachment saved: ${join(dir, notes)}`);
     expect(request).toContain("attachment could not be downloaded: lost.bin (expired link)");
+  });
+
+  it("applies a platform slash command to the channel's latest thread, after /new starts it fresh", async () => {
+    await start({ GUPPY_ACCESS_POLICY: "open" });
+    const thread = `${name}:C7:t9`;
+    await send("US", "hello there", { isMention: true }, thread);
+    const user = {
+      userId: "US",
+      userName: "us",
+      fullName: "U S",
+      isBot: false,
+      isMe: false,
+    } as const;
+    const slash = async (command: string) => {
+      await channel.chat.processSlashCommand(
+        { adapter: rec.adapter, channelId: `${name}:C7`, command, text: "", user, raw: {} },
+        undefined,
+      );
+      await channel.bridge.idle();
+      return rec.posted(`${name}:C7`).at(-1) ?? "";
+    };
+    expect(await slash("/status")).toMatch(/, [1-9]\d* messages,/);
+    expect(await slash("/new")).toContain("Started a new conversation");
+    expect(await slash("/status")).toMatch(/, 0 messages,/);
   });
 });

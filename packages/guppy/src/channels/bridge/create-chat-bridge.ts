@@ -44,6 +44,11 @@ function userOf(message: Message): ChatUser {
 export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBridge {
   const { adapterName, orchestrator, access, logger, reply } = options;
   const pending = new Set<Promise<unknown>>();
+  /**
+   * A platform slash command names a channel, not a thread (Slack: `slack:C123`, while its threads
+   * are `slack:C123:<ts>`): it applies to the thread that last got a prompt in that channel.
+   */
+  const lastThreadInChannel = new Map<string, string>();
   const track = <T>(p: Promise<T>): Promise<T> => {
     pending.add(p);
     void p.finally(() => pending.delete(p)).catch(() => {});
@@ -108,6 +113,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
         text = `${text}\n\n[attachments still downloading to ${dir}]`.trim();
       }
     }
+    lastThreadInChannel.set(thread.channelId, threadId);
     const handle = createChatThreadHandle(threadId, thread, reply, logger);
     const result = orchestrator.send(threadId, {
       type: "prompt",
@@ -170,7 +176,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       const name = event.user.userName || event.user.fullName;
       await command(
         event.channel,
-        event.channel.id,
+        lastThreadInChannel.get(event.channel.id) ?? event.channel.id,
         { id: event.user.userId, ...(name ? { name } : {}) },
         parsed,
       );
