@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
 import { readJsonl } from "../store/jsonl.js";
-import { appendLinesDurably } from "./durable-append.js";
+import { appendLinesDurably, type SyncMode } from "./durable-append.js";
 import {
   type AcceptedRecord,
   type InboxOutcome,
@@ -21,10 +21,15 @@ export const INBOX_FILE = "inbox.jsonl";
  * removed once every prompt in it is done and the thread goes idle.
  */
 export interface Inbox {
+  /**
+   * Appends a prompt. With `deferSync` false (the default) it is fsync'd before this returns;
+   * with true it is written (it survives a killed process) and `synced` resolves once fsync'd.
+   */
   accept(
     threadId: string,
     record: Omit<AcceptedRecord, "t" | "id" | "at" | "threadId">,
-  ): AcceptedRecord;
+    deferSync?: boolean,
+  ): { record: AcceptedRecord; synced?: Promise<void> };
   started(threadId: string, id: string): void;
   tool(threadId: string, id: string, name: string, args: unknown): void;
   done(threadId: string, id: string, outcome: InboxOutcome): void;
@@ -51,19 +56,18 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
     }
     return join(dir, INBOX_FILE);
   };
-  const append = (threadId: string, record: InboxRecord, sync: boolean) => {
-    appendLinesDurably(ensureDir(threadId), [record], sync);
-  };
+  const append = (threadId: string, record: InboxRecord, mode: SyncMode) =>
+    appendLinesDurably(ensureDir(threadId), [record], mode);
   const progress = (threadId: string, record: InboxRecord) => {
     try {
-      append(threadId, record, false);
+      append(threadId, record, "none");
     } catch (error) {
       logger.error(`Could not write the inbox of ${threadId}`, { error: String(error) });
     }
   };
 
   return {
-    accept(threadId, fields) {
+    accept(threadId, fields, deferSync = false) {
       counter = (counter + 1) % 1_000_000;
       const record: AcceptedRecord = {
         t: "accepted",
@@ -72,8 +76,8 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
         at: new Date().toISOString(),
         ...fields,
       };
-      append(threadId, record, true);
-      return record;
+      const synced = append(threadId, record, deferSync ? "deferred" : "now");
+      return synced ? { record, synced } : { record };
     },
     started: (threadId, id) => progress(threadId, { t: "started", id, at: now() }),
     tool(threadId, id, name, args) {

@@ -1,13 +1,33 @@
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, writeSync } from "node:fs";
+import {
+  close,
+  closeSync,
+  fstatSync,
+  fsync,
+  fsyncSync,
+  openSync,
+  readSync,
+  writeSync,
+} from "node:fs";
 import { dirname } from "node:path";
 
 /**
- * Appends whole JSON lines and, when `sync`, fsyncs the file (and its directory when the file
- * was just created) before returning: once this returns the lines survive a crash or power cut.
- * A torn last line (a crash mid-write) gets a newline first so it cannot swallow the new record.
+ * How an append reaches the disk: `none` (page cache only: survives a killed process, not a
+ * power cut), `now` (fsync before returning), `deferred` (fsync in libuv's thread pool; the
+ * returned promise resolves once the line is on disk — the event loop never blocks on it).
  */
-export function appendLinesDurably(path: string, records: readonly unknown[], sync: boolean): void {
-  if (records.length === 0) return;
+export type SyncMode = "none" | "now" | "deferred";
+
+/**
+ * Appends whole JSON lines and syncs them as `mode` says (with the directory too when the file
+ * was just created). A torn last line (a crash mid-write) gets a newline first so it cannot
+ * swallow the new record.
+ */
+export function appendLinesDurably(
+  path: string,
+  records: readonly unknown[],
+  mode: SyncMode,
+): Promise<void> | undefined {
+  if (records.length === 0) return undefined;
   const body = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
   const fd = openSync(path, "a+");
   let created = false;
@@ -21,11 +41,24 @@ export function appendLinesDurably(path: string, records: readonly unknown[], sy
       if (last[0] !== 0x0a) prefix = "\n";
     }
     writeSync(fd, prefix + body, null, "utf8");
-    if (sync) fsyncSync(fd);
-  } finally {
+    if (mode === "now") fsyncSync(fd);
+  } catch (error) {
     closeSync(fd);
+    throw error;
   }
-  if (sync && created) syncDirectory(dirname(path));
+  if (mode !== "deferred") {
+    closeSync(fd);
+    if (mode === "now" && created) syncDirectory(dirname(path));
+    return undefined;
+  }
+  return new Promise<void>((resolve, reject) => {
+    fsync(fd, (error) => {
+      close(fd, () => {});
+      if (error) reject(error);
+      else if (created) syncDirectoryAsync(dirname(path)).then(resolve, resolve);
+      else resolve();
+    });
+  });
 }
 
 function syncDirectory(dir: string): void {
@@ -38,4 +71,17 @@ function syncDirectory(dir: string): void {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+function syncDirectoryAsync(dir: string): Promise<void> {
+  return new Promise((resolve) => {
+    let fd: number;
+    try {
+      fd = openSync(dir, "r");
+    } catch {
+      resolve();
+      return;
+    }
+    fsync(fd, () => close(fd, () => resolve()));
+  });
 }

@@ -402,26 +402,36 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
             notify(threadId, message.thread, busyText(actor.queue.length));
             return { status: "busy", queued: actor.queue.length };
           }
-          let record: AcceptedRecord;
+          let accepted: { record: AcceptedRecord; synced?: Promise<void> };
           try {
-            record = inbox.accept(threadId, {
-              text: message.text,
-              ...(message.images ? { images: message.images } : {}),
-              ...(message.messageId ? { messageId: message.messageId } : {}),
-              ...(message.userId ? { userId: message.userId } : {}),
-              ...(message.userName ? { userName: message.userName } : {}),
-            });
+            accepted = inbox.accept(
+              threadId,
+              {
+                text: message.text,
+                ...(message.images ? { images: message.images } : {}),
+                ...(message.messageId ? { messageId: message.messageId } : {}),
+                ...(message.userId ? { userId: message.userId } : {}),
+                ...(message.userName ? { userName: message.userName } : {}),
+              },
+              message.deferSync === true,
+            );
           } catch (error) {
             logger.error(`Could not save a prompt for ${threadId}`, { error: String(error) });
             return { status: "refused", reason: `could not save the message (${String(error)})` };
           }
+          const { record, synced } = accepted;
+          synced?.catch((error: unknown) =>
+            logger.error(`Could not fsync a prompt of ${threadId}`, { error: String(error) }),
+          );
           counts.accepted++;
           touch(actor);
           actor.queue.push({ record, thread: message.thread });
           const position = actor.queue.length - 1 + (actor.current ? 1 : 0);
           emit({ type: "queued", threadId, inboxId: record.id, position });
           startDrain(actor);
-          return { status: "queued", inboxId: record.id, position };
+          return synced
+            ? { status: "queued", inboxId: record.id, position, synced }
+            : { status: "queued", inboxId: record.id, position };
         }
         if (message.type === "steer") {
           const delivered = actor.running && actor.runner?.steer(message.text) === true;

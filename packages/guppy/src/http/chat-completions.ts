@@ -81,6 +81,8 @@ export async function chatCompletions(
     thread: handle,
     userId: user,
     userName: user,
+    // The answer is the acknowledgement here: the fsync runs off the event loop meanwhile.
+    deferSync: true,
   });
   if (result.status === "busy") {
     return jsonError(

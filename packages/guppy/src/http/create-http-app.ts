@@ -121,8 +121,20 @@ export function createHttpApp(options: HttpAppOptions): Hono {
       userId: userName,
       userName,
       ...(typeof messageId === "string" && messageId ? { messageId } : {}),
+      deferSync: true,
     });
     if (result.status === "queued") {
+      // 202 only once the message is on disk (fsync'd without blocking other requests).
+      try {
+        await result.synced;
+      } catch (error) {
+        return jsonError(
+          c,
+          500,
+          `The message is queued but could not be synced to disk: ${String(error)}`,
+          "internal_error",
+        );
+      }
       return c.json(
         { id: result.inboxId, thread_id: id, status: "queued", position: result.position },
         202,
