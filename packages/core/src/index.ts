@@ -15,6 +15,7 @@ export {
   type ConfigKey,
   type ConfigValues,
   configKeys,
+  type GroupReplies,
   type SettingDefinition,
   settingsSchema,
   type WireApi,
@@ -33,8 +34,15 @@ export {
   type ContextStats,
   createContextEngine,
 } from "./context/create-context-engine.js";
+export { describeCompaction } from "./context/describe-compaction.js";
 export { repairPairing } from "./context/repair-pairing.js";
 export { createTokenCounter, type TokenCounter } from "./context/token-counter.js";
+export {
+  createInbox,
+  INBOX_FILE,
+  type Inbox,
+} from "./inbox/create-inbox.js";
+export type { InboxOutcome, InboxRecord, PendingPrompt } from "./inbox/inbox-record.js";
 export { createLineLogger, type Logger, type LogLevel, silentLogger } from "./logging/logger.js";
 export { type DailyNote, dailyNotePath, readRecentDailyNotes } from "./memory/daily-notes.js";
 export { addDays } from "./memory/local-date.js";
@@ -48,6 +56,17 @@ export {
   type ResolvedModel,
   resolveModel,
 } from "./model/resolve-model.js";
+export { createConcurrencyLimiter } from "./orchestrator/concurrency-limiter.js";
+export {
+  createOrchestrator,
+  type OrchestratorOptions,
+  type RuntimeOrchestrator,
+} from "./orchestrator/create-orchestrator.js";
+export type {
+  OrchestratorCounters,
+  OrchestratorEvent,
+  OrchestratorListener,
+} from "./orchestrator/orchestrator-events.js";
 export type {
   ChannelLink,
   Orchestrator,
@@ -108,3 +127,4 @@ export type { LogEntry } from "./store/log-entry.js";
 export { encodeSegment, parseThreadId, type ThreadRef } from "./store/thread-id.js";
 export { createCoreTools } from "./tools/create-tools.js";
 export type { ToolContext } from "./tools/tool-context.js";
+export { createUploadTool, UPLOAD_MAX_BYTES } from "./tools/upload-tool.js";

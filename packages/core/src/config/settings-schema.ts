@@ -19,6 +19,10 @@ export type WireApi = (typeof wireApis)[number];
 export const accessPolicies = ["pairing", "allowlist", "open", "disabled"] as const;
 export type AccessPolicy = (typeof accessPolicies)[number];
 
+/** When guppy answers in group chats: only when mentioned or replied to, or to every message. */
+export const groupReplyModes = ["mention", "all"] as const;
+export type GroupReplies = (typeof groupReplyModes)[number];
+
 /** Every configurable value, after precedence and validation. */
 export interface ConfigValues {
   model?: string;
@@ -50,6 +54,12 @@ export interface ConfigValues {
   discordBotToken?: string;
   accessPolicy: AccessPolicy;
   allowedUsers: string[];
+  telegramAccessPolicy?: AccessPolicy;
+  slackAccessPolicy?: AccessPolicy;
+  discordAccessPolicy?: AccessPolicy;
+  groupReplies: GroupReplies;
+  discordApplicationId?: string;
+  discordPublicKey?: string;
 }
 
 export type ConfigKey = keyof ConfigValues;
@@ -234,6 +244,38 @@ export const settingsSchema: SettingsSchema = {
     parse: listValue(),
     default: [],
     description: "User ids admitted by the allowlist policy (comma-separated)",
+  },
+  telegramAccessPolicy: {
+    env: "GUPPY_TELEGRAM_ACCESS_POLICY",
+    parse: oneOf(accessPolicies),
+    description: "Access policy of the Telegram channel (default: GUPPY_ACCESS_POLICY)",
+  },
+  slackAccessPolicy: {
+    env: "GUPPY_SLACK_ACCESS_POLICY",
+    parse: oneOf(accessPolicies),
+    description: "Access policy of the Slack channel (default: GUPPY_ACCESS_POLICY)",
+  },
+  discordAccessPolicy: {
+    env: "GUPPY_DISCORD_ACCESS_POLICY",
+    parse: oneOf(accessPolicies),
+    description: "Access policy of the Discord channel (default: GUPPY_ACCESS_POLICY)",
+  },
+  groupReplies: {
+    env: "GUPPY_GROUP_REPLIES",
+    parse: oneOf(groupReplyModes),
+    default: "mention",
+    description:
+      "In group chats answer only when mentioned or replied to (mention), or always (all)",
+  },
+  discordApplicationId: {
+    env: "DISCORD_APPLICATION_ID",
+    parse: stringValue,
+    description: "Discord application id (Developer Portal, General Information)",
+  },
+  discordPublicKey: {
+    env: "DISCORD_PUBLIC_KEY",
+    parse: stringValue,
+    description: "Discord application public key (Developer Portal, General Information)",
   },
 };
 

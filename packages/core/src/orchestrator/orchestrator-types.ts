@@ -7,7 +7,13 @@ import type { ActorMessage, ThreadHandle } from "./thread-handle.js";
  * full and the sender has been told so (the prompt is logged and counted, not silently lost).
  */
 export type SendResult =
-  | { status: "queued"; inboxId: string; position: number }
+  | {
+      status: "queued";
+      inboxId: string;
+      position: number;
+      /** With `deferSync`: resolves once the prompt is fsync'd (rejects if that failed). */
+      synced?: Promise<void>;
+    }
   | { status: "busy"; queued: number }
   | { status: "delivered" }
   | { status: "dropped"; reason: string }

@@ -33,6 +33,12 @@ export type ActorMessage =
       text: string;
       images?: ImageContent[];
       thread?: ThreadHandle;
+      /**
+       * Default (false): `send` fsyncs the prompt before it returns "queued". True: `send` returns
+       * once the line is written (it survives a killed process) and fsyncs off the event loop;
+       * `SendResult.synced` resolves once it is on disk — await it before acknowledging.
+       */
+      deferSync?: boolean;
     } & PromptSender)
   | { type: "steer"; text: string; thread?: ThreadHandle }
   | { type: "abort"; thread?: ThreadHandle };

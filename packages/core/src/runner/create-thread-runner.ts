@@ -3,11 +3,13 @@ import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import type { Logger } from "../logging/logger.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
+import type { ThreadHandle } from "../orchestrator/thread-handle.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
 import { loadPromptSources } from "../prompt/load-prompt-sources.js";
 import { createHostSandbox, type Sandbox } from "../sandbox/host-sandbox.js";
 import type { Store } from "../store/create-store.js";
 import { createCoreTools } from "../tools/create-tools.js";
+import { createUploadTool } from "../tools/upload-tool.js";
 import { type AgentRunner, createAgentRunner } from "./create-agent-runner.js";
 
 export interface ThreadRunnerOptions {
@@ -18,6 +20,8 @@ export interface ThreadRunnerOptions {
   sandbox?: Sandbox;
   logger?: Logger;
   baseStreamFn?: StreamFn;
+  /** The thread's channel handle; when given, the `upload` tool is added (files back to the chat). */
+  threadHandle?: () => ThreadHandle | undefined;
 }
 
 /** Everything a thread needs to run: its tools (bound to its workspace), system prompt and runner. */
@@ -32,6 +36,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     toolResultMaxChars: config.toolResultMaxChars,
     bashTimeoutSeconds: config.bashTimeoutSeconds,
   });
+  if (options.threadHandle)
+    tools.push(createUploadTool({ workspaceDir, thread: options.threadHandle }));
   const os = `${platform()} ${release()}`;
   const warned = new Set<string>();
   return createAgentRunner({

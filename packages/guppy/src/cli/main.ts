@@ -25,11 +25,20 @@ export async function main(argv: string[]): Promise<void> {
         case "config":
           code = await (await import("../commands/config-command.js")).configCommand(args);
           break;
+        case "serve":
+          code = await (await import("../commands/serve-command.js")).serveCommand(args);
+          break;
         case "init":
           code = await (await import("../commands/init-command.js")).initCommand(args);
           break;
         case "skills":
           code = await (await import("../commands/skills-command.js")).skillsCommand(args);
+          break;
+        case "pairing":
+          code = await (await import("../commands/access-commands.js")).pairingCommand(args);
+          break;
+        case "invite":
+          code = await (await import("../commands/access-commands.js")).inviteCommand(args);
           break;
         default:
           throw new UsageError(`unknown command "${args.command}" (see guppy --help)`);

@@ -1,4 +1,4 @@
-import type { GuppyConfig, Logger, Orchestrator, Store } from "@guppy/core";
+import type { GuppyConfig, Logger, Orchestrator, OrchestratorListener, Store } from "@guppy/core";
 
 /** What `guppy serve` hands each channel it starts. */
 export interface GatewayContext {
@@ -6,6 +6,10 @@ export interface GatewayContext {
   config: GuppyConfig;
   store: Store;
   logger: Logger;
+  /** Every thread's orchestrator events (runner events, notices, busy): the HTTP API's SSE stream. */
+  subscribe?: (listener: OrchestratorListener) => () => void;
+  /** A readable line on the gateway's terminal (e.g. where a channel listens). */
+  say?: (text: string) => void;
 }
 
 /**

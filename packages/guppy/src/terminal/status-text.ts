@@ -1,4 +1,4 @@
-import type { AgentRunner } from "@guppy/core";
+import { type AgentRunner, describeCompaction } from "@guppy/core";
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");
 
@@ -37,10 +37,5 @@ export function statusText(runner: AgentRunner, modelRef: string): string {
 
 /** Runs /compact and says what happened in one line. */
 export async function compactText(runner: AgentRunner): Promise<string> {
-  const outcome = await runner.compact();
-  if (!outcome.compacted) return `Nothing to compact: ${outcome.reason}.`;
-  const i = outcome.info;
-  return i.method === "summary"
-    ? `Compacted: ${i.removedMessages} messages summarised, ~${n(i.tokensBefore)} → ~${n(i.tokensAfter)} tokens.`
-    : `The summary request failed (${i.error ?? "no answer"}); dropped the ${i.removedMessages} oldest messages instead (~${n(i.tokensBefore)} → ~${n(i.tokensAfter)} tokens).`;
+  return describeCompaction(await runner.compact());
 }

@@ -1,0 +1,183 @@
+// bench/gateway: `guppy serve` with the HTTP API only.
+//  - start → GET /health answering (target ≤ 700 ms), idle RSS after 10 s (target ≤ 90 MB)
+//  - load against a faux OpenAI-compatible LLM answering in 20 ms: 1,000 threads × 5 messages,
+//    GUPPY_MAX_CONCURRENT=64; all answered; wall time vs the ideal 5,000 × 20 ms / 64 (target ≤ 1.3×)
+//  - RSS per idle deactivated thread (target ≤ 5 KB): RSS growth over 4,000 more one-message
+//    threads once they are all deactivated, divided by 4,000
+// Needs a build (npm run build). Prints figures; never fails on a timing.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const bin = fileURLToPath(new URL("../packages/guppy/bin/guppy.js", import.meta.url));
+const LATENCY_MS = 20;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const rssMb = (pid) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+};
+
+// A faux OpenAI-compatible LLM: every chat completion streams "ok <n>" after LATENCY_MS.
+let llmRequests = 0;
+const llm = createServer((req, res) => {
+  req.resume();
+  req.on("end", () => {
+    llmRequests++;
+    setTimeout(() => {
+      const id = `c${llmRequests}`;
+      const chunk = (delta, finish, usage) =>
+        `data: ${JSON.stringify({
+          id,
+          object: "chat.completion.chunk",
+          created: 0,
+          model: "faux",
+          choices: [{ index: 0, delta, finish_reason: finish }],
+          ...(usage ? { usage } : {}),
+        })}\n\n`;
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(
+        chunk({ role: "assistant", content: `ok ${llmRequests}` }, null) +
+          chunk({}, "stop", { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 }) +
+          "data: [DONE]\n\n",
+      );
+    }, LATENCY_MS);
+  });
+});
+await new Promise((r) => llm.listen(0, "127.0.0.1", r));
+const llmUrl = `http://127.0.0.1:${llm.address().port}/v1`;
+
+const freePort = async () => {
+  const s = createServer();
+  await new Promise((r) => s.listen(0, "127.0.0.1", r));
+  const port = s.address().port;
+  await new Promise((r) => s.close(r));
+  return port;
+};
+
+async function startServe(home, extra = {}) {
+  const port = await freePort();
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [bin, "serve"], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      GUPPY_HOME: home,
+      GUPPY_MODEL: "openai/faux",
+      GUPPY_BASE_URL: llmUrl,
+      GUPPY_API: "openai-completions",
+      GUPPY_API_KEY: "bench",
+      GUPPY_MAX_RETRIES: "0",
+      GUPPY_HTTP_PORT: String(port),
+      ...extra,
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  for (;;) {
+    try {
+      const r = await fetch(`${url}/health`);
+      if (r.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (performance.now() - t0 > 20_000) throw new Error("guppy serve did not start");
+    await sleep(2);
+  }
+  const ready = performance.now() - t0;
+  const token = readFileSync(join(home, "api-token"), "utf8").trim();
+  const stop = async () => {
+    const exited = new Promise((r) => child.on("exit", r));
+    child.kill("SIGTERM");
+    await exited;
+  };
+  return { child, url, token, ready, stop };
+}
+
+const homes = [];
+const newHome = () => {
+  const h = mkdtempSync(join(tmpdir(), "guppy-bench-gateway-"));
+  homes.push(h);
+  return h;
+};
+
+try {
+  // 1. Start → /health, and idle RSS.
+  const readies = [];
+  for (let i = 0; i < 5; i++) {
+    const s = await startServe(newHome());
+    readies.push(s.ready);
+    if (i < 4) await s.stop();
+    else {
+      await sleep(10_000);
+      console.log(
+        `start → GET /health  median ${median(readies).toFixed(0)} ms over 5 starts (target ≤ 700 ms)`,
+      );
+      console.log(`idle RSS after 10 s  ${rssMb(s.child.pid).toFixed(1)} MB (target ≤ 90 MB)`);
+      await s.stop();
+    }
+  }
+
+  // 2. Load: 1,000 threads × 5 messages, each thread sending its next message after the answer.
+  const THREADS = 1000;
+  const MESSAGES = 5;
+  const CONCURRENT = 64;
+  const s = await startServe(newHome(), {
+    GUPPY_MAX_CONCURRENT: String(CONCURRENT),
+    GUPPY_IDLE_TIMEOUT_SECONDS: "2",
+  });
+  const ask = async (thread, text) => {
+    const r = await fetch(`${s.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${s.token}`,
+        "content-type": "application/json",
+        "x-guppy-thread": thread,
+      },
+      body: JSON.stringify({ model: "faux", messages: [{ role: "user", content: text }] }),
+    });
+    const body = await r.json();
+    return r.ok && typeof body.choices?.[0]?.message?.content === "string";
+  };
+  // Warm-up (JIT, first connections), not timed.
+  await Promise.all(Array.from({ length: 64 }, (_, i) => ask(`warm${i}`, "warm up")));
+  const t0 = performance.now();
+  const results = await Promise.all(
+    Array.from({ length: THREADS }, async (_, t) => {
+      let ok = 0;
+      for (let m = 0; m < MESSAGES; m++) if (await ask(`t${t}`, `message ${m}`)) ok++;
+      return ok;
+    }),
+  );
+  const wall = performance.now() - t0;
+  const answered = results.reduce((a, b) => a + b, 0);
+  const ideal = (THREADS * MESSAGES * LATENCY_MS) / CONCURRENT;
+  console.log(
+    `load                 ${answered}/${THREADS * MESSAGES} answered; wall ${wall.toFixed(0)} ms vs ideal ${ideal.toFixed(0)} ms = ${(wall / ideal).toFixed(2)}× (target ≤ 1.3×)`,
+  );
+  console.log(
+    `                     ${((THREADS * MESSAGES) / (wall / 1000)).toFixed(0)} prompts/s, RSS after load ${rssMb(s.child.pid).toFixed(1)} MB`,
+  );
+
+  // 3. RSS per idle deactivated thread.
+  await sleep(3500);
+  const before = rssMb(s.child.pid);
+  const EXTRA = 4000;
+  await Promise.all(
+    Array.from({ length: 200 }, async (_, w) => {
+      for (let i = w; i < EXTRA; i += 200) await ask(`idle${i}`, "hello");
+    }),
+  );
+  await sleep(3500); // every actor deactivates (GUPPY_IDLE_TIMEOUT_SECONDS=2)
+  const after = rssMb(s.child.pid);
+  console.log(
+    `idle threads         RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB over ${EXTRA} more deactivated threads = ${(((after - before) * 1024 * 1024) / EXTRA / 1024).toFixed(2)} KB/thread (target ≤ 5 KB)`,
+  );
+  await s.stop();
+} finally {
+  llm.close();
+  for (const h of homes) rmSync(h, { recursive: true, force: true });
+}

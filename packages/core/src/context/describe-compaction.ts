@@ -1,0 +1,12 @@
+import type { CompactionOutcome } from "./create-context-engine.js";
+
+const n = (x: number) => Math.round(x).toLocaleString("en-US");
+
+/** What a /compact did, in one line for the user (terminal and chat channels alike). */
+export function describeCompaction(outcome: CompactionOutcome): string {
+  if (!outcome.compacted) return `Nothing to compact: ${outcome.reason}.`;
+  const i = outcome.info;
+  return i.method === "summary"
+    ? `Compacted: ${i.removedMessages} messages summarised, ~${n(i.tokensBefore)} → ~${n(i.tokensAfter)} tokens.`
+    : `The summary request failed (${i.error ?? "no answer"}); dropped the ${i.removedMessages} oldest messages instead (~${n(i.tokensBefore)} → ~${n(i.tokensAfter)} tokens).`;
+}

@@ -1,0 +1,161 @@
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { type Logger, silentLogger } from "../logging/logger.js";
+import type { Store } from "../store/create-store.js";
+import { readJsonl } from "../store/jsonl.js";
+import { appendLinesDurably, type SyncMode } from "./durable-append.js";
+import {
+  type AcceptedRecord,
+  type InboxOutcome,
+  type InboxRecord,
+  isInboxRecord,
+  type PendingPrompt,
+} from "./inbox-record.js";
+
+export const INBOX_FILE = "inbox.jsonl";
+
+/**
+ * The durable inbox: one `inbox.jsonl` per thread directory. `accept` is fsync'd before it
+ * returns; progress lines (`started`, `tool`, `done`) are plain appends (they survive a killed
+ * process; after a power cut the worst case is a prompt re-run or reported twice). The file is
+ * removed once every prompt in it is done and the thread goes idle.
+ */
+export interface Inbox {
+  /**
+   * Appends a prompt. With `deferSync` false (the default) it is fsync'd before this returns;
+   * with true it is written (it survives a killed process) and `synced` resolves once fsync'd.
+   */
+  accept(
+    threadId: string,
+    record: Omit<AcceptedRecord, "t" | "id" | "at" | "threadId">,
+    deferSync?: boolean,
+  ): { record: AcceptedRecord; synced?: Promise<void> };
+  started(threadId: string, id: string): void;
+  tool(threadId: string, id: string, name: string, args: unknown): void;
+  done(threadId: string, id: string, outcome: InboxOutcome): void;
+  /** Accepted prompts without a `done` line, in the order they were accepted. */
+  pending(threadId: string): PendingPrompt[];
+  /** Every inbox on disk with its pending prompts (read at start to replay them). */
+  scan(): Array<{ threadId: string; pending: PendingPrompt[] }>;
+  /** Deletes the thread's inbox file (call only when nothing in it is pending). */
+  clear(threadId: string): void;
+}
+
+let counter = 0;
+
+export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
+  const { store } = options;
+  const logger = options.logger ?? silentLogger;
+  const path = (threadId: string) => join(store.threadDir(threadId), INBOX_FILE);
+  const made = new Set<string>();
+  const ensureDir = (threadId: string) => {
+    const dir = store.threadDir(threadId);
+    if (!made.has(dir)) {
+      mkdirSync(dir, { recursive: true });
+      made.add(dir);
+    }
+    return join(dir, INBOX_FILE);
+  };
+  const append = (threadId: string, record: InboxRecord, mode: SyncMode) =>
+    appendLinesDurably(ensureDir(threadId), [record], mode);
+  const progress = (threadId: string, record: InboxRecord) => {
+    try {
+      append(threadId, record, "none");
+    } catch (error) {
+      logger.error(`Could not write the inbox of ${threadId}`, { error: String(error) });
+    }
+  };
+
+  return {
+    accept(threadId, fields, deferSync = false) {
+      counter = (counter + 1) % 1_000_000;
+      const record: AcceptedRecord = {
+        t: "accepted",
+        id: `in-${Date.now().toString(36)}-${counter.toString(36)}`,
+        threadId,
+        at: new Date().toISOString(),
+        ...fields,
+      };
+      const synced = append(threadId, record, deferSync ? "deferred" : "now");
+      return synced ? { record, synced } : { record };
+    },
+    started: (threadId, id) => progress(threadId, { t: "started", id, at: now() }),
+    tool(threadId, id, name, args) {
+      let text: string;
+      try {
+        text = typeof args === "string" ? args : JSON.stringify(args);
+      } catch {
+        text = String(args);
+      }
+      progress(threadId, {
+        t: "tool",
+        id,
+        name,
+        args: text.length > 200 ? `${text.slice(0, 199)}…` : text,
+      });
+    },
+    done: (threadId, id, outcome) => progress(threadId, { t: "done", id, at: now(), outcome }),
+    pending: (threadId) => readPending(path(threadId)),
+    scan() {
+      const out: Array<{ threadId: string; pending: PendingPrompt[] }> = [];
+      for (const file of findInboxFiles(store.home)) {
+        const pending = readPending(file);
+        const threadId = pending[0]?.record.threadId;
+        if (threadId) out.push({ threadId, pending });
+        else rmSync(file, { force: true });
+      }
+      return out;
+    },
+    clear(threadId) {
+      try {
+        rmSync(path(threadId), { force: true });
+      } catch (error) {
+        logger.warn(`Could not remove the inbox of ${threadId}`, { error: String(error) });
+      }
+    },
+  };
+
+  function readPending(file: string): PendingPrompt[] {
+    if (!existsSync(file)) return [];
+    const byId = new Map<string, PendingPrompt>();
+    for (const record of readJsonl(file, logger, isInboxRecord)) {
+      if (record.t === "accepted") {
+        byId.set(record.id, { record, started: false, tools: [] });
+        continue;
+      }
+      const entry = byId.get(record.id);
+      if (!entry) continue;
+      if (record.t === "started") entry.started = true;
+      else if (record.t === "tool") entry.tools.push({ name: record.name, args: record.args });
+      else byId.delete(record.id);
+    }
+    return [...byId.values()];
+  }
+}
+
+/** `<home>/<adapter>/<channel>/<thread>/inbox.jsonl` files. */
+function findInboxFiles(home: string): string[] {
+  const out: string[] = [];
+  for (const adapter of dirs(home)) {
+    if (adapter.startsWith(".")) continue;
+    for (const channel of dirs(join(home, adapter))) {
+      for (const thread of dirs(join(home, adapter, channel))) {
+        const file = join(home, adapter, channel, thread, INBOX_FILE);
+        if (existsSync(file)) out.push(file);
+      }
+    }
+  }
+  return out;
+}
+
+function dirs(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
+  } catch {
+    return [];
+  }
+}
+
+const now = () => new Date().toISOString();

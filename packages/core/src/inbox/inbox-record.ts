@@ -1,0 +1,61 @@
+/**
+ * One line of a thread's durable inbox (`<thread dir>/inbox.jsonl`). A prompt is `accepted`
+ * (fsync'd) before the channel may acknowledge it; `started`, `tool` and `done` follow it as the
+ * run progresses. A prompt with no `done` line was interrupted (the process died).
+ */
+export type InboxRecord =
+  | {
+      t: "accepted";
+      id: string;
+      /** The thread id in full (directory names of long ids are shortened with a hash). */
+      threadId: string;
+      at: string;
+      text: string;
+      images?: Array<{ type: "image"; data: string; mimeType: string }>;
+      messageId?: string;
+      userId?: string;
+      userName?: string;
+    }
+  | { t: "started"; id: string; at: string }
+  /** A tool call began: the run has (possibly) had side effects. */
+  | { t: "tool"; id: string; name: string; args: string }
+  | { t: "done"; id: string; at: string; outcome: InboxOutcome };
+
+/** How an accepted prompt ended: a run's stop reason, or a notice instead of a run. */
+export type InboxOutcome =
+  | "stop"
+  | "length"
+  | "aborted"
+  | "error"
+  | "max_tool_rounds"
+  | "interrupted-reported";
+
+export type AcceptedRecord = Extract<InboxRecord, { t: "accepted" }>;
+
+/** A prompt of the inbox that has no `done` line. */
+export interface PendingPrompt {
+  record: AcceptedRecord;
+  started: boolean;
+  /** Tool calls the interrupted run had begun, in order (`name args`). */
+  tools: Array<{ name: string; args: string }>;
+}
+
+export function isInboxRecord(value: unknown): value is InboxRecord {
+  if (value === null || typeof value !== "object") return false;
+  const v = value as Record<string, unknown>;
+  if (typeof v.id !== "string") return false;
+  switch (v.t) {
+    case "accepted":
+      return (
+        typeof v.text === "string" && typeof v.at === "string" && typeof v.threadId === "string"
+      );
+    case "started":
+      return typeof v.at === "string";
+    case "tool":
+      return typeof v.name === "string" && typeof v.args === "string";
+    case "done":
+      return typeof v.outcome === "string";
+    default:
+      return false;
+  }
+}

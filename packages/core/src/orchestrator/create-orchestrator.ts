@@ -1,0 +1,606 @@
+import type { ImageContent } from "@mariozechner/pi-ai";
+import { describeCompaction } from "../context/describe-compaction.js";
+import { createInbox, type Inbox } from "../inbox/create-inbox.js";
+import type { AcceptedRecord, PendingPrompt } from "../inbox/inbox-record.js";
+import { type Logger, silentLogger } from "../logging/logger.js";
+import type { AgentRunner, RunnerStats } from "../runner/create-agent-runner.js";
+import { oneLine } from "../runner/message-text.js";
+import type { RunnerEvent } from "../runner/runner-events.js";
+import type { Store } from "../store/create-store.js";
+import { parseThreadId } from "../store/thread-id.js";
+import {
+  backfillMessage,
+  cursorAfterRun,
+  planBackfill,
+  readCursor,
+  writeCursor,
+} from "./backfill.js";
+import { createConcurrencyLimiter } from "./concurrency-limiter.js";
+import type {
+  OrchestratorCounters,
+  OrchestratorEvent,
+  OrchestratorListener,
+} from "./orchestrator-events.js";
+import type { ChannelLink, Orchestrator, SendResult, ThreadStatus } from "./orchestrator-types.js";
+import type { ActorMessage, ThreadHandle } from "./thread-handle.js";
+
+export interface OrchestratorOptions {
+  store: Store;
+  /** Activation: builds the thread's runner (it loads the saved context). */
+  createRunner(threadId: string): AgentRunner;
+  /** GUPPY_MAX_CONCURRENT: runs at once across all threads. */
+  maxConcurrent: number;
+  /** GUPPY_QUEUE_DEPTH: prompts queued per thread behind the running one. */
+  queueDepth: number;
+  /** GUPPY_IDLE_TIMEOUT_SECONDS × 1000: an idle thread's runner is dropped after this. */
+  idleTimeoutMs: number;
+  /** Shown by `status()` for threads whose runner is not loaded. */
+  modelName?: string;
+  contextWindow?: number;
+  logger?: Logger;
+}
+
+/** The orchestrator as `guppy serve` uses it: the contract plus events and counters. */
+export interface RuntimeOrchestrator extends Orchestrator {
+  subscribe(listener: OrchestratorListener): () => void;
+  counters(): OrchestratorCounters;
+}
+
+interface QueuedPrompt {
+  record: AcceptedRecord;
+  thread?: ThreadHandle;
+  /** Set when the prompt comes from the inbox of an earlier process and had started there. */
+  replay?: PendingPrompt;
+}
+
+interface StatsSnapshot {
+  messages: number;
+  contextTokens: number;
+  contextWindow: number;
+  cost: number;
+  compactions: number;
+  lastUsage?: RunnerStats["lastUsage"];
+}
+
+/** One thread's actor. Inactive (no runner) it holds a few small fields. */
+interface Actor {
+  threadId: string;
+  queue: QueuedPrompt[];
+  /** The prompt being run or waiting for a concurrency slot. */
+  current?: QueuedPrompt;
+  runner?: AgentRunner;
+  running: boolean;
+  drain?: Promise<void>;
+  handle?: ThreadHandle;
+  idleTimer?: NodeJS.Timeout;
+  lastActivity: number;
+  snapshot?: StatsSnapshot;
+  /** Run synchronously when the current run ends (reset / compact wait for it). */
+  afterRun?: Array<() => void>;
+}
+
+const busyText = (queued: number) =>
+  `I'm still working on earlier messages in this thread (${queued} waiting). This one was not queued; please send it again in a moment.`;
+
+/**
+ * The single front door (seed 002): one virtual actor per thread, activated on demand,
+ * deactivated after an idle timeout; prompts go through the durable inbox and a global FIFO
+ * concurrency limit; steer and abort bypass the queue.
+ */
+export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchestrator {
+  const { store } = options;
+  const logger = options.logger ?? silentLogger;
+  const inbox: Inbox = createInbox({ store, logger });
+  const limiter = createConcurrencyLimiter(options.maxConcurrent);
+  const actors = new Map<string, Actor>();
+  const links = new Map<string, ChannelLink>();
+  const listeners = new Set<OrchestratorListener>();
+  const counts = { accepted: 0, busy: 0, runs: 0, replayed: 0, reported: 0 };
+  let started = false;
+  let stopping = false;
+
+  const emit = (event: OrchestratorEvent) => {
+    for (const listener of listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        logger.warn("An orchestrator listener threw", { error: String(error) });
+      }
+    }
+  };
+
+  const notify = (threadId: string, handle: ThreadHandle | undefined, text: string) => {
+    emit({ type: "notice", threadId, text });
+    const target = handle ?? linkHandle(threadId);
+    if (!target) {
+      logger.warn(`No channel to tell ${threadId}: ${text}`);
+      return;
+    }
+    try {
+      Promise.resolve(target.notice(text)).catch((error: unknown) =>
+        logger.warn(`Could not post a notice to ${threadId}`, { error: String(error) }),
+      );
+    } catch (error) {
+      logger.warn(`Could not post a notice to ${threadId}`, { error: String(error) });
+    }
+  };
+
+  const linkHandle = (threadId: string): ThreadHandle | undefined => {
+    try {
+      return links.get(parseThreadId(threadId).adapter)?.threadHandle(threadId);
+    } catch (error) {
+      logger.warn(`The channel could not give a handle for ${threadId}`, { error: String(error) });
+      return undefined;
+    }
+  };
+
+  const actorFor = (threadId: string): Actor => {
+    let actor = actors.get(threadId);
+    if (!actor) {
+      actor = { threadId, queue: [], running: false, lastActivity: Date.now() };
+      actors.set(threadId, actor);
+    }
+    return actor;
+  };
+
+  const touch = (actor: Actor) => {
+    actor.lastActivity = Date.now();
+    if (actor.idleTimer) {
+      clearTimeout(actor.idleTimer);
+      actor.idleTimer = undefined;
+    }
+  };
+
+  const scheduleIdle = (actor: Actor) => {
+    if (actor.idleTimer) clearTimeout(actor.idleTimer);
+    actor.idleTimer = setTimeout(() => deactivate(actor), options.idleTimeoutMs);
+    actor.idleTimer.unref?.();
+  };
+
+  const deactivate = (actor: Actor) => {
+    actor.idleTimer = undefined;
+    if (actor.running || actor.current || actor.queue.length > 0) return;
+    if (actor.runner) {
+      actor.snapshot = snapshot(actor.runner.stats());
+      actor.runner = undefined;
+      emit({ type: "deactivated", threadId: actor.threadId });
+    }
+    actor.handle = undefined;
+    actor.afterRun = undefined;
+    actor.drain = undefined;
+    // Every prompt in the inbox is done: the file has nothing left to replay.
+    inbox.clear(actor.threadId);
+  };
+
+  const startDrain = (actor: Actor) => {
+    if (!started || stopping || actor.drain) return;
+    actor.drain = drain(actor).finally(() => {
+      actor.drain = undefined;
+      actor.lastActivity = Date.now();
+      if (!stopping) {
+        if (actor.queue.length > 0) startDrain(actor);
+        else scheduleIdle(actor);
+      }
+    });
+  };
+
+  async function drain(actor: Actor): Promise<void> {
+    while (actor.queue.length > 0 && !stopping) {
+      const item = actor.queue.shift() as QueuedPrompt;
+      actor.current = item;
+      await limiter.acquire();
+      try {
+        if (stopping) {
+          // Not started: it stays accepted in the inbox and runs after the next start.
+          actor.queue.unshift(item);
+          break;
+        }
+        await runItem(actor, item);
+      } catch (error) {
+        logger.error(`Actor ${actor.threadId} failed`, { error: String(error) });
+      } finally {
+        actor.current = undefined;
+        limiter.release();
+      }
+    }
+  }
+
+  async function runItem(actor: Actor, item: QueuedPrompt): Promise<void> {
+    const { threadId } = actor;
+    const { record } = item;
+    if (item.replay?.started && item.replay.tools.length > 0) {
+      reportInterrupted(actor, item, item.replay);
+      return;
+    }
+    const handle = item.thread ?? actor.handle ?? linkHandle(threadId);
+    const deliver = (event: RunnerEvent) => {
+      if (event.type === "tool_call") inbox.tool(threadId, record.id, event.name, event.args);
+      if (event.type === "run_end") inbox.done(threadId, record.id, event.stopReason);
+      if (handle?.onEvent) {
+        try {
+          handle.onEvent(event);
+        } catch (error) {
+          logger.warn(`A channel's event handler threw on ${threadId}`, { error: String(error) });
+        }
+      }
+      emit({ type: "runner", threadId, inboxId: record.id, event });
+    };
+    const fail = (message: string) => {
+      deliver({ type: "error", kind: "internal", message });
+      deliver({ type: "run_end", text: "", stopReason: "error", errorMessage: message });
+    };
+
+    let runner: AgentRunner;
+    let logLength: number;
+    try {
+      logLength = backfill(actor, item);
+      runner = activate(actor);
+    } catch (error) {
+      logger.error(`Could not start the agent of ${threadId}`, { error: String(error) });
+      fail(`Could not start the agent: ${oneLine(String((error as Error)?.message ?? error))}`);
+      return;
+    }
+    inbox.started(threadId, record.id);
+    const unsubscribe = runner.subscribe(deliver);
+    actor.running = true;
+    counts.runs++;
+    let ended = false;
+    try {
+      const result = await runner.prompt({
+        text: record.text,
+        images: record.images as ImageContent[] | undefined,
+        messageId: record.messageId ?? record.id,
+        userId: record.userId,
+        userName: record.userName,
+      });
+      ended = true;
+      if (result.stopReason === "aborted" && stopping) {
+        notify(
+          threadId,
+          handle,
+          "guppy is shutting down: this run was stopped; its progress is saved.",
+        );
+      }
+    } catch (error) {
+      logger.error(`Run failed on ${threadId}`, { error: String(error) });
+    } finally {
+      unsubscribe();
+      actor.running = false;
+      actor.lastActivity = Date.now();
+      if (!ended) fail("The run failed inside guppy; see the gateway log.");
+      advanceCursor(threadId, logLength, record.messageId ?? record.id);
+      const after = actor.afterRun;
+      actor.afterRun = undefined;
+      for (const fn of after ?? []) fn();
+    }
+  }
+
+  function activate(actor: Actor): AgentRunner {
+    if (actor.runner) return actor.runner;
+    const runner = options.createRunner(actor.threadId);
+    actor.runner = runner;
+    actor.snapshot = undefined;
+    emit({ type: "activated", threadId: actor.threadId });
+    return runner;
+  }
+
+  /** Syncs messages logged while no agent ran into the context; returns the log length. */
+  function backfill(actor: Actor, item: QueuedPrompt): number {
+    const { threadId } = actor;
+    const log = store.readLog(threadId);
+    if (log.length === 0) return 0;
+    const promptIds = new Set<string>();
+    for (const q of [item, ...actor.queue]) promptIds.add(q.record.messageId ?? q.record.id);
+    const cursor = readCursor(store, threadId);
+    const plan = planBackfill(log, cursor, promptIds);
+    if (plan.entries.length > 0) {
+      // The runner holds the context in memory: drop it (idle, saved), append, reload.
+      actor.runner = undefined;
+      store.appendContext(threadId, [backfillMessage(plan.entries)]);
+      emit({ type: "backfilled", threadId, count: plan.entries.length });
+      logger.info(`Backfilled ${plan.entries.length} message(s) into ${threadId}`);
+    }
+    if (plan.cursor !== cursor) writeCursor(store, threadId, plan.cursor);
+    return log.length;
+  }
+
+  function advanceCursor(threadId: string, promptIndex: number, promptId: string) {
+    try {
+      const log = store.readLog(threadId);
+      writeCursor(store, threadId, cursorAfterRun(log, promptIndex, promptId));
+    } catch (error) {
+      logger.warn(`Could not save the log cursor of ${threadId}`, { error: String(error) });
+    }
+  }
+
+  function reportInterrupted(actor: Actor, item: QueuedPrompt, replay: PendingPrompt) {
+    const { threadId } = actor;
+    const { record } = item;
+    const excerpt = record.text.length > 80 ? `${record.text.slice(0, 79)}…` : record.text;
+    const done = replay.tools.map((t) => `${t.name} ${t.args}`).join("; ");
+    const text = `guppy stopped while working on your message "${excerpt}" (received ${record.at}), so that run was interrupted. It had already run: ${done}. It was not run again, to avoid repeating those actions; send it again if you want it finished.`;
+    try {
+      store.appendLog(threadId, {
+        date: new Date().toISOString(),
+        messageId: `notice-${record.id}`,
+        userId: "guppy",
+        userName: "guppy",
+        text,
+        isBot: true,
+      });
+    } catch (error) {
+      logger.error(`Could not write the log of ${threadId}`, { error: String(error) });
+    }
+    // The interrupted prompt's log line is answered by the notice: not something to backfill.
+    advanceCursor(threadId, readCursor(store, threadId), record.messageId ?? record.id);
+    inbox.done(threadId, record.id, "interrupted-reported");
+    counts.reported++;
+    emit({ type: "replayed", threadId, inboxId: record.id, action: "reported" });
+    const handle = item.thread ?? linkHandle(threadId);
+    if (handle?.onEvent) {
+      try {
+        handle.onEvent({ type: "run_end", text, stopReason: "aborted" });
+      } catch {
+        // The notice below still reaches the channel.
+      }
+    }
+    notify(threadId, handle, text);
+    logger.warn(`Reported an interrupted run on ${threadId} instead of re-running it`, {
+      inboxId: record.id,
+    });
+  }
+
+  /** Runs `fn` now if no run is active, else right as the current run ends (before the next starts). */
+  const whenNotRunning = <T>(actor: Actor, fn: () => T) =>
+    new Promise<T>((resolve, reject) => {
+      const run = () => {
+        try {
+          resolve(fn());
+        } catch (error) {
+          reject(error);
+        }
+      };
+      if (!actor.running) run();
+      else {
+        actor.afterRun ??= [];
+        actor.afterRun.push(run);
+      }
+    });
+
+  function statusOf(threadId: string): ThreadStatus {
+    const actor = actors.get(threadId);
+    const runner = actor?.runner;
+    const snap = runner ? snapshot(runner.stats()) : actor?.snapshot;
+    return {
+      threadId,
+      state: actor?.running ? "running" : runner ? "idle" : "inactive",
+      queued: (actor?.queue.length ?? 0) + (actor?.current && !actor.running ? 1 : 0),
+      ...(actor ? { lastActivity: new Date(actor.lastActivity).toISOString() } : {}),
+      model: runner?.model.id ?? options.modelName ?? "",
+      messages: snap?.messages ?? 0,
+      contextTokens: snap?.contextTokens ?? 0,
+      contextWindow: snap?.contextWindow ?? options.contextWindow ?? 0,
+      compactions: snap?.compactions ?? 0,
+      cost: snap?.cost ?? 0,
+      ...(snap?.lastUsage ? { lastUsage: snap.lastUsage } : {}),
+    };
+  }
+
+  const orchestrator: RuntimeOrchestrator = {
+    send(threadId: string, message: ActorMessage): SendResult {
+      try {
+        if (stopping) return { status: "refused", reason: "guppy is shutting down" };
+        parseThreadId(threadId);
+        const actor = actorFor(threadId);
+        if (message.type === "prompt") {
+          if (message.thread) actor.handle = message.thread;
+          if (actor.queue.length >= options.queueDepth) {
+            counts.busy++;
+            logger.warn(`Thread ${threadId} is busy: a prompt was answered "busy"`, {
+              queued: actor.queue.length,
+              busyTotal: counts.busy,
+            });
+            emit({ type: "busy", threadId, queued: actor.queue.length });
+            notify(threadId, message.thread, busyText(actor.queue.length));
+            return { status: "busy", queued: actor.queue.length };
+          }
+          let accepted: { record: AcceptedRecord; synced?: Promise<void> };
+          try {
+            accepted = inbox.accept(
+              threadId,
+              {
+                text: message.text,
+                ...(message.images ? { images: message.images } : {}),
+                ...(message.messageId ? { messageId: message.messageId } : {}),
+                ...(message.userId ? { userId: message.userId } : {}),
+                ...(message.userName ? { userName: message.userName } : {}),
+              },
+              message.deferSync === true,
+            );
+          } catch (error) {
+            logger.error(`Could not save a prompt for ${threadId}`, { error: String(error) });
+            return { status: "refused", reason: `could not save the message (${String(error)})` };
+          }
+          const { record, synced } = accepted;
+          synced?.catch((error: unknown) =>
+            logger.error(`Could not fsync a prompt of ${threadId}`, { error: String(error) }),
+          );
+          counts.accepted++;
+          touch(actor);
+          actor.queue.push({ record, thread: message.thread });
+          const position = actor.queue.length - 1 + (actor.current ? 1 : 0);
+          emit({ type: "queued", threadId, inboxId: record.id, position });
+          startDrain(actor);
+          return synced
+            ? { status: "queued", inboxId: record.id, position, synced }
+            : { status: "queued", inboxId: record.id, position };
+        }
+        if (message.type === "steer") {
+          const delivered = actor.running && actor.runner?.steer(message.text) === true;
+          emit({ type: "steered", threadId, delivered });
+          if (delivered) return { status: "delivered" };
+          notify(
+            threadId,
+            message.thread,
+            "Nothing is running in this thread, so there is nothing to steer.",
+          );
+          return { status: "dropped", reason: "nothing is running" };
+        }
+        const delivered = actor.running && actor.runner !== undefined;
+        if (delivered) actor.runner?.abort();
+        emit({ type: "aborted", threadId, delivered });
+        if (delivered) return { status: "delivered" };
+        return { status: "dropped", reason: "nothing is running" };
+      } catch (error) {
+        return { status: "refused", reason: oneLine(String((error as Error)?.message ?? error)) };
+      }
+    },
+
+    async sendToChannel(adapterId, channelId, text) {
+      const link = links.get(adapterId);
+      if (!link?.postToChannel) {
+        logger.warn(`sendToChannel: no channel "${adapterId}" that can open threads`);
+        return undefined;
+      }
+      try {
+        const threadId = await link.postToChannel(channelId, text);
+        const result = orchestrator.send(threadId, {
+          type: "prompt",
+          text,
+          thread: link.threadHandle(threadId),
+        });
+        if (result.status !== "queued") {
+          logger.warn(`sendToChannel: the prompt for ${threadId} was not queued`, { result });
+        }
+        return threadId;
+      } catch (error) {
+        logger.error(`sendToChannel ${adapterId}:${channelId} failed`, { error: String(error) });
+        return undefined;
+      }
+    },
+
+    registerChannel(link) {
+      links.set(link.adapterId, link);
+    },
+
+    async reset(threadId) {
+      parseThreadId(threadId);
+      const actor = actorFor(threadId);
+      return whenNotRunning(actor, () => {
+        if (actor.runner) return actor.runner.reset();
+        actor.snapshot = undefined;
+        return store.archiveContext(threadId);
+      });
+    },
+
+    async compact(threadId) {
+      parseThreadId(threadId);
+      const actor = actorFor(threadId);
+      const runner = await whenNotRunning(actor, () => activate(actor));
+      return describeCompaction(await runner.compact());
+    },
+
+    status: statusOf,
+
+    threads() {
+      const ids = new Set<string>(store.listThreads());
+      for (const id of actors.keys()) ids.add(id);
+      return [...ids].sort().map(statusOf);
+    },
+
+    async start() {
+      if (started) return;
+      started = true;
+      for (const { threadId, pending } of inbox.scan()) {
+        const actor = actorFor(threadId);
+        const inMemory = new Map(actor.queue.map((q) => [q.record.id, q]));
+        actor.queue = pending.map((p) => {
+          const known = inMemory.get(p.record.id);
+          if (known) return known;
+          counts.replayed++;
+          emit({
+            type: "replayed",
+            threadId,
+            inboxId: p.record.id,
+            action: p.started && p.tools.length > 0 ? "reported" : "rerun",
+          });
+          return { record: p.record, replay: p };
+        });
+        if (actor.queue.length > inMemory.size) {
+          logger.info(
+            `Replaying ${actor.queue.length - inMemory.size} unanswered prompt(s) of ${threadId}`,
+          );
+        }
+      }
+      for (const actor of actors.values()) {
+        if (actor.queue.length > 0) startDrain(actor);
+      }
+    },
+
+    async shutdown(graceMs) {
+      if (stopping) return;
+      stopping = true;
+      for (const actor of actors.values()) {
+        if (actor.idleTimer) clearTimeout(actor.idleTimer);
+        actor.idleTimer = undefined;
+        for (const item of actor.queue) {
+          notify(
+            actor.threadId,
+            item.thread,
+            "guppy is restarting: your message is saved and will be answered when it is back.",
+          );
+        }
+      }
+      const drains = () =>
+        Promise.all([...actors.values()].map((a) => a.drain ?? Promise.resolve()));
+      let timer: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<"timeout">((resolve) => {
+        timer = setTimeout(() => resolve("timeout"), graceMs);
+      });
+      const outcome = await Promise.race([drains().then(() => "drained" as const), graceOver]);
+      clearTimeout(timer);
+      if (outcome === "timeout") {
+        for (const actor of actors.values()) {
+          if (actor.running) {
+            logger.warn(`Aborting the run of ${actor.threadId} (shutdown grace is over)`);
+            actor.runner?.abort();
+          }
+        }
+        await drains();
+      }
+    },
+
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    counters() {
+      let loaded = 0;
+      let running = 0;
+      for (const actor of actors.values()) {
+        if (actor.runner) loaded++;
+        if (actor.running) running++;
+      }
+      return {
+        ...counts,
+        activeActors: actors.size,
+        loadedRunners: loaded,
+        runningNow: running,
+        waitingForSlot: limiter.waiting,
+      };
+    },
+  };
+  return orchestrator;
+}
+
+function snapshot(stats: RunnerStats): StatsSnapshot {
+  return {
+    messages: stats.messages,
+    contextTokens: stats.context.tokens,
+    contextWindow: stats.context.window,
+    cost: stats.totals.cost,
+    compactions: stats.context.compactions,
+    ...(stats.lastUsage ? { lastUsage: stats.lastUsage } : {}),
+  };
+}

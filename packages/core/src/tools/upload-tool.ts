@@ -1,0 +1,49 @@
+import { statSync } from "node:fs";
+import { basename } from "node:path";
+import type { AgentTool } from "@mariozechner/pi-agent-core";
+import { type Static, Type } from "typebox";
+import type { ThreadHandle } from "../orchestrator/thread-handle.js";
+import { resolveToolPath } from "./resolve-path.js";
+import { textResult } from "./text-result.js";
+
+const parameters = Type.Object({
+  path: Type.String({ description: "File to send, absolute or relative to the workspace" }),
+  comment: Type.Optional(Type.String({ description: "Short text posted with the file" })),
+});
+
+/** Largest file the upload tool sends (Telegram bots may send up to 50 MB). */
+export const UPLOAD_MAX_BYTES = 50 * 1024 * 1024;
+
+/** `upload`: posts a file from the workspace to the chat thread (ThreadHandle.uploadFile). */
+export function createUploadTool(options: {
+  workspaceDir: string;
+  /** The thread's channel handle, if the thread lives on a channel that can receive files. */
+  thread: () => ThreadHandle | undefined;
+}): AgentTool<typeof parameters> {
+  return {
+    name: "upload",
+    label: "upload",
+    description:
+      "Send a file (report, image, archive) to the user in this chat. Create the file first, then upload it.",
+    parameters,
+    async execute(_id, params: Static<typeof parameters>) {
+      const path = resolveToolPath(options.workspaceDir, params.path);
+      let size: number;
+      try {
+        const stat = statSync(path);
+        if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
+        size = stat.size;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT")
+          throw new Error(`${path} does not exist`);
+        throw error;
+      }
+      if (size > UPLOAD_MAX_BYTES)
+        throw new Error(`${path} is ${size} bytes; the limit is ${UPLOAD_MAX_BYTES}`);
+      const handle = options.thread();
+      if (!handle?.uploadFile) throw new Error("this conversation's channel cannot receive files");
+      await handle.uploadFile(path, params.comment);
+      return textResult(`Uploaded ${basename(path)} (${size} bytes) to the chat.`, { path, size });
+    },
+  };
+}

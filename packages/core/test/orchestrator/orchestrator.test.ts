@@ -1,0 +1,383 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentTool } from "@mariozechner/pi-agent-core";
+import {
+  type Context,
+  type FauxProviderRegistration,
+  fauxAssistantMessage,
+  fauxToolCall,
+  registerFauxProvider,
+} from "@mariozechner/pi-ai";
+import { Type } from "typebox";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { INBOX_FILE } from "../../src/inbox/create-inbox.js";
+import {
+  createOrchestrator,
+  type OrchestratorOptions,
+  type RuntimeOrchestrator,
+} from "../../src/orchestrator/create-orchestrator.js";
+import type { OrchestratorEvent } from "../../src/orchestrator/orchestrator-events.js";
+import type { ThreadHandle } from "../../src/orchestrator/thread-handle.js";
+import { createAgentRunner } from "../../src/runner/create-agent-runner.js";
+import type { RunnerEvent } from "../../src/runner/runner-events.js";
+import { createStore, type Store } from "../../src/store/create-store.js";
+
+/** A tool that blocks until the test opens its gate (or the run is aborted). */
+function createGate() {
+  let open: () => void = () => {};
+  let opened = new Promise<void>((r) => {
+    open = r;
+  });
+  let entered: () => void = () => {};
+  let enteredP = new Promise<void>((r) => {
+    entered = r;
+  });
+  const tool: AgentTool = {
+    name: "gate",
+    label: "gate",
+    description: "waits for the test",
+    parameters: Type.Object({}),
+    execute: (_id, _params, signal) =>
+      new Promise((resolve, reject) => {
+        entered();
+        signal?.addEventListener("abort", () => reject(new Error("aborted")), { once: true });
+        opened.then(() => resolve({ content: [{ type: "text", text: "gate open" }], details: {} }));
+      }),
+  };
+  return {
+    tool,
+    open: () => open(),
+    entered: () => enteredP,
+    reset() {
+      opened = new Promise<void>((r) => {
+        open = r;
+      });
+      enteredP = new Promise<void>((r) => {
+        entered = r;
+      });
+    },
+  };
+}
+
+function lastUserText(context: Context): string {
+  for (let i = context.messages.length - 1; i >= 0; i--) {
+    const m = context.messages[i];
+    if (m?.role === "user")
+      return typeof m.content === "string"
+        ? m.content
+        : m.content.map((c) => ("text" in c ? c.text : "")).join("");
+  }
+  return "";
+}
+
+/** Echoes the last user message; "gate" asks for the gate tool first. */
+function script(context: Context) {
+  const last = context.messages[context.messages.length - 1];
+  if (last?.role === "toolResult")
+    return fauxAssistantMessage(`after tool: ${lastUserText(context)}`);
+  const text = lastUserText(context);
+  if (text.includes("gate"))
+    return fauxAssistantMessage(fauxToolCall("gate", {}), { stopReason: "toolUse" });
+  return fauxAssistantMessage(`re: ${text}`);
+}
+
+function recordingHandle(threadId: string) {
+  const events: RunnerEvent[] = [];
+  const notices: string[] = [];
+  const handle: ThreadHandle = {
+    threadId,
+    onEvent: (e) => events.push(e),
+    notice: (t) => {
+      notices.push(t);
+    },
+  };
+  return { handle, events, notices, finals: () => events.filter((e) => e.type === "run_end") };
+}
+
+const until = async (predicate: () => boolean, ms = 5000) => {
+  const t0 = Date.now();
+  while (!predicate()) {
+    if (Date.now() - t0 > ms) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe("orchestrator (faux provider)", () => {
+  let home: string;
+  let store: Store;
+  let faux: FauxProviderRegistration;
+  let gate: ReturnType<typeof createGate>;
+  let orchestrators: RuntimeOrchestrator[];
+  let requests: string[];
+
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), "guppy-orch-"));
+    store = createStore({ home });
+    faux = registerFauxProvider({ models: [{ id: "faux-1", contextWindow: 100_000 }] });
+    gate = createGate();
+    orchestrators = [];
+    requests = [];
+    faux.setResponses(
+      Array.from({ length: 400 }, () => (context: Context) => {
+        requests.push(lastUserText(context));
+        return script(context);
+      }),
+    );
+  });
+  afterEach(async () => {
+    gate.open();
+    for (const o of orchestrators) await o.shutdown(0);
+    faux.unregister();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  const make = (overrides: Partial<OrchestratorOptions> = {}) => {
+    const o = createOrchestrator({
+      store,
+      maxConcurrent: 8,
+      queueDepth: 5,
+      idleTimeoutMs: 60_000,
+      createRunner: (threadId) =>
+        createAgentRunner({
+          threadId,
+          store,
+          model: faux.getModel(),
+          apiKey: "faux",
+          systemPrompt: "test",
+          tools: [gate.tool],
+          maxToolRounds: 5,
+          maxRetries: 0,
+        }),
+      ...overrides,
+    });
+    orchestrators.push(o);
+    return o;
+  };
+
+  it("answers every prompt of a thread in order, one run at a time", async () => {
+    const o = make();
+    await o.start();
+    const t = recordingHandle("test:c:order");
+    for (const text of ["one", "two", "three"]) {
+      expect(o.send(t.handle.threadId, { type: "prompt", text, thread: t.handle }).status).toBe(
+        "queued",
+      );
+    }
+    await until(() => t.finals().length === 3);
+    expect(t.finals().map((e) => (e.type === "run_end" ? e.text : ""))).toEqual([
+      "re: one",
+      "re: two",
+      "re: three",
+    ]);
+    // The third run saw the first two exchanges: one agent, one context.
+    expect(store.loadContext(t.handle.threadId).filter((m) => m.role === "user")).toHaveLength(3);
+  });
+
+  it("answers 'busy' over the queue depth, counts it, and still runs what was queued", async () => {
+    const o = make({ queueDepth: 2 });
+    await o.start();
+    const t = recordingHandle("test:c:busy");
+    const id = t.handle.threadId;
+    expect(o.send(id, { type: "prompt", text: "gate first", thread: t.handle }).status).toBe(
+      "queued",
+    );
+    await gate.entered();
+    expect(o.send(id, { type: "prompt", text: "q1", thread: t.handle })).toMatchObject({
+      status: "queued",
+      position: 1,
+    });
+    expect(o.send(id, { type: "prompt", text: "q2", thread: t.handle }).status).toBe("queued");
+    expect(o.send(id, { type: "prompt", text: "q3", thread: t.handle })).toEqual({
+      status: "busy",
+      queued: 2,
+    });
+    expect(t.notices.some((n) => /still working/.test(n))).toBe(true);
+    expect(o.counters().busy).toBe(1);
+    expect(o.status(id)).toMatchObject({ state: "running", queued: 2 });
+    gate.open();
+    await until(() => t.finals().length === 3);
+    expect(requests).not.toContain("q3");
+    expect(requests.filter((r) => r === "q1" || r === "q2")).toEqual(["q1", "q2"]);
+  });
+
+  it("steers and aborts the running agent, bypassing the queue; queued prompts still run", async () => {
+    const o = make();
+    await o.start();
+    const t = recordingHandle("test:c:steer");
+    const id = t.handle.threadId;
+    expect(o.send(id, { type: "steer", text: "nothing yet", thread: t.handle })).toEqual({
+      status: "dropped",
+      reason: "nothing is running",
+    });
+    expect(t.notices.at(-1)).toMatch(/nothing to steer/);
+    o.send(id, { type: "prompt", text: "gate please", thread: t.handle });
+    o.send(id, { type: "prompt", text: "after abort", thread: t.handle });
+    await gate.entered();
+    expect(o.send(id, { type: "steer", text: "also mention cats" })).toEqual({
+      status: "delivered",
+    });
+    expect(o.send(id, { type: "abort" })).toEqual({ status: "delivered" });
+    await until(() => t.finals().length === 2);
+    const [first, second] = t.finals();
+    expect(first).toMatchObject({ stopReason: "aborted" });
+    expect(second).toMatchObject({ stopReason: "stop", text: "re: after abort" });
+    expect(o.send(id, { type: "abort" }).status).toBe("dropped");
+  });
+
+  it("deactivates an idle thread (drops the runner, clears the inbox) and reactivates it with its context", async () => {
+    let created = 0;
+    const o = make({
+      idleTimeoutMs: 40,
+      createRunner: (threadId) => {
+        created++;
+        return createAgentRunner({
+          threadId,
+          store,
+          model: faux.getModel(),
+          apiKey: "faux",
+          systemPrompt: "test",
+          tools: [],
+          maxToolRounds: 5,
+          maxRetries: 0,
+        });
+      },
+    });
+    await o.start();
+    const t = recordingHandle("test:c:idle");
+    const id = t.handle.threadId;
+    o.send(id, { type: "prompt", text: "remember 42", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    expect(o.status(id).state).toBe("idle");
+    expect(existsSync(join(store.threadDir(id), INBOX_FILE))).toBe(true);
+    await until(() => o.status(id).state === "inactive");
+    expect(o.counters().loadedRunners).toBe(0);
+    expect(existsSync(join(store.threadDir(id), INBOX_FILE))).toBe(false);
+    expect(o.status(id).messages).toBe(2);
+    o.send(id, { type: "prompt", text: "what was it?", thread: t.handle });
+    await until(() => t.finals().length === 2);
+    expect(created).toBe(2);
+    expect(store.loadContext(id)).toHaveLength(4);
+  });
+
+  it("limits running agents globally and serves waiting threads first come, first served", async () => {
+    const o = make({ maxConcurrent: 1 });
+    const starts: string[] = [];
+    o.subscribe((e: OrchestratorEvent) => {
+      if (e.type === "runner" && e.event.type === "run_start") starts.push(e.event.text);
+    });
+    await o.start();
+    const a = recordingHandle("test:c:a");
+    const b = recordingHandle("test:c:b");
+    o.send(a.handle.threadId, { type: "prompt", text: "gate a1", thread: a.handle });
+    await gate.entered();
+    o.send(a.handle.threadId, { type: "prompt", text: "a2", thread: a.handle });
+    o.send(a.handle.threadId, { type: "prompt", text: "a3", thread: a.handle });
+    o.send(b.handle.threadId, { type: "prompt", text: "b1", thread: b.handle });
+    const c = recordingHandle("test:c:c");
+    o.send(c.handle.threadId, { type: "prompt", text: "c1", thread: c.handle });
+    expect(o.counters()).toMatchObject({ runningNow: 1, waitingForSlot: 2 });
+    gate.open();
+    await until(() => a.finals().length + b.finals().length + c.finals().length === 5);
+    // b and c asked for a slot while a1 ran; a asks again only after a1, so it goes behind them.
+    expect(starts).toEqual(["gate a1", "b1", "c1", "a2", "a3"]);
+  });
+
+  it("replays the durable inbox: re-runs an unstarted prompt, reports one interrupted after tools", async () => {
+    const id = "test:c:replay";
+    const dir = store.threadDir(id);
+    mkdirSync(dir, { recursive: true });
+    const at = new Date().toISOString();
+    const lines = [
+      { t: "accepted", id: "in-a", threadId: id, at, text: "delete the temp files" },
+      { t: "started", id: "in-a", at },
+      { t: "tool", id: "in-a", name: "bash", args: '{"command":"rm -rf tmp"}' },
+      { t: "accepted", id: "in-b", threadId: id, at, text: "never started" },
+      { t: "accepted", id: "in-c", threadId: id, at, text: "already answered" },
+      { t: "done", id: "in-c", at, outcome: "stop" },
+    ];
+    writeFileSync(
+      join(dir, INBOX_FILE),
+      `${lines.map((l) => JSON.stringify(l)).join("\n")}\n{"t":"acc`,
+    );
+    const o = make();
+    const link = recordingHandle(id);
+    o.registerChannel({ adapterId: "test", threadHandle: () => link.handle });
+    await o.start();
+    await until(() => link.finals().length === 2);
+    expect(link.notices[0]).toMatch(/interrupted.*bash \{"command":"rm -rf tmp"\}.*not run again/);
+    expect(requests).toEqual(["never started"]);
+    const log = store.readLog(id);
+    expect(log.map((e) => e.isBot)).toEqual([true, false, true]);
+    expect(log[0]?.text).toMatch(/interrupted/);
+    expect(o.counters()).toMatchObject({ replayed: 2, reported: 1 });
+    expect(readFileSync(join(dir, INBOX_FILE), "utf8")).toContain(
+      '"outcome":"interrupted-reported"',
+    );
+  });
+
+  it("backfills messages logged while no agent ran, in order and deduplicated by id", async () => {
+    const o = make();
+    await o.start();
+    const t = recordingHandle("test:c:backfill");
+    const id = t.handle.threadId;
+    const entry = (messageId: string, text: string) => ({
+      date: new Date().toISOString(),
+      messageId,
+      userId: "u1",
+      userName: "alice",
+      text,
+      isBot: false,
+    });
+    store.appendLog(id, entry("m1", "the door code is 1234"));
+    store.appendLog(id, entry("m2", "bring snacks"));
+    store.appendLog(id, entry("m1", "the door code is 1234"));
+    store.appendLog(id, entry("m3", "what did I say?"));
+    o.send(id, { type: "prompt", text: "what did I say?", messageId: "m3", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    const users = store.loadContext(id).filter((m) => m.role === "user");
+    expect(users).toHaveLength(2);
+    const synced = String(users[0]?.content);
+    expect(synced.match(/door code/g)).toHaveLength(1);
+    expect(synced.indexOf("door code")).toBeLessThan(synced.indexOf("bring snacks"));
+    expect(synced).not.toContain("what did I say?");
+    // A second prompt backfills nothing new.
+    o.send(id, { type: "prompt", text: "again", thread: t.handle });
+    await until(() => t.finals().length === 2);
+    expect(store.loadContext(id).filter((m) => m.role === "user")).toHaveLength(3);
+  });
+
+  it("refuses prompts after shutdown and lets a running turn finish within the grace", async () => {
+    const o = make();
+    await o.start();
+    const t = recordingHandle("test:c:shutdown");
+    const id = t.handle.threadId;
+    o.send(id, { type: "prompt", text: "gate slow", thread: t.handle });
+    o.send(id, { type: "prompt", text: "queued behind", thread: t.handle });
+    await gate.entered();
+    const done = o.shutdown(5000);
+    expect(o.send(id, { type: "prompt", text: "late" })).toMatchObject({ status: "refused" });
+    expect(t.notices.some((n) => /saved and will be answered/.test(n))).toBe(true);
+    setTimeout(() => gate.open(), 30);
+    await done;
+    expect(t.finals()).toHaveLength(1);
+    expect(t.finals()[0]).toMatchObject({ stopReason: "stop" });
+    // The queued prompt is still in the inbox for the next start.
+    const next = make();
+    next.registerChannel({ adapterId: "test", threadHandle: () => t.handle });
+    await next.start();
+    await until(() => t.finals().length === 2);
+    expect(t.finals()[1]).toMatchObject({ text: "re: queued behind" });
+  });
+
+  it("aborts running turns when the shutdown grace runs out, with the context saved", async () => {
+    const o = make();
+    await o.start();
+    const t = recordingHandle("test:c:grace");
+    o.send(t.handle.threadId, { type: "prompt", text: "gate forever", thread: t.handle });
+    await gate.entered();
+    await o.shutdown(20);
+    expect(t.finals()[0]).toMatchObject({ stopReason: "aborted" });
+    expect(store.loadContext(t.handle.threadId).length).toBeGreaterThanOrEqual(2);
+  });
+});

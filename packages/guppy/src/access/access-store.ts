@@ -1,0 +1,74 @@
+import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { ApprovedUser, Invite, PendingPairing } from "./access-types.js";
+
+/**
+ * Access state as plain JSON files under `<GUPPY_HOME>/access/` (documented in docs/channels.md):
+ *   <channel>/approved.json   users admitted by pairing approval or invite
+ *   <channel>/pending.json    pairing requests waiting for approval (expire after an hour)
+ *   <channel>/invites.json    unused one-time invite codes
+ *   refusals.jsonl            one line per refused message
+ * Every read goes to disk, so `guppy pairing approve` takes effect on a running `guppy serve`.
+ */
+export interface AccessStore {
+  readonly dir: string;
+  approved(channel: string): ApprovedUser[];
+  saveApproved(channel: string, users: readonly ApprovedUser[]): void;
+  pending(channel: string): PendingPairing[];
+  savePending(channel: string, pending: readonly PendingPairing[]): void;
+  invites(channel: string): Invite[];
+  saveInvites(channel: string, invites: readonly Invite[]): void;
+  logRefusal(entry: Record<string, unknown>): void;
+}
+
+const CHANNEL_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/;
+
+/** Channel names are path components: short lowercase identifiers (`telegram`, `slack`). */
+export function isChannelName(name: string): boolean {
+  return CHANNEL_RE.test(name);
+}
+
+export function createAccessStore(home: string): AccessStore {
+  const dir = join(home, "access");
+
+  const fileOf = (channel: string, name: string): string => {
+    if (!isChannelName(channel)) throw new Error(`invalid channel name ${JSON.stringify(channel)}`);
+    return join(dir, channel, name);
+  };
+
+  const read = <T>(channel: string, name: string): T[] => {
+    const file = fileOf(channel, name);
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+    const parsed: unknown = JSON.parse(text);
+    if (!Array.isArray(parsed)) throw new Error(`${file}: expected a JSON array`);
+    return parsed as T[];
+  };
+
+  const write = (channel: string, name: string, items: readonly unknown[]): void => {
+    const file = fileOf(channel, name);
+    mkdirSync(join(dir, channel), { recursive: true, mode: 0o700 });
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, `${JSON.stringify(items, null, 2)}\n`, { mode: 0o600 });
+    renameSync(tmp, file);
+  };
+
+  return {
+    dir,
+    approved: (channel) => read<ApprovedUser>(channel, "approved.json"),
+    saveApproved: (channel, users) => write(channel, "approved.json", users),
+    pending: (channel) => read<PendingPairing>(channel, "pending.json"),
+    savePending: (channel, pending) => write(channel, "pending.json", pending),
+    invites: (channel) => read<Invite>(channel, "invites.json"),
+    saveInvites: (channel, invites) => write(channel, "invites.json", invites),
+    logRefusal(entry) {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      appendFileSync(join(dir, "refusals.jsonl"), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
+    },
+  };
+}

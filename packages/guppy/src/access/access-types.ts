@@ -1,0 +1,50 @@
+import type { AccessPolicy } from "@guppy/core";
+
+/** A chat user as the access layer sees it: platform user id plus a display name for logs. */
+export interface ChatUser {
+  id: string;
+  name?: string;
+}
+
+/** What the access layer decided for one incoming message. */
+export type AccessDecision =
+  | { kind: "allow" }
+  /** Unknown user under `pairing`: `reply` holds the code and is the only thing sent. */
+  | { kind: "pair"; code: string; reply: string }
+  /** Refused; `reply` is sent when present (silence otherwise), the refusal is logged either way. */
+  | { kind: "refuse"; reason: RefusalReason; reply?: string };
+
+export type RefusalReason =
+  | "disabled"
+  | "not-allowlisted"
+  | "pairing-full"
+  | "invalid-invite"
+  | "group-not-addressed";
+
+/** A user the owner admitted (pairing approval or invite). */
+export interface ApprovedUser {
+  id: string;
+  name?: string;
+  approvedAt: string;
+  via: "pairing" | "invite";
+}
+
+/** A pairing request waiting for `guppy pairing approve <channel> <code>`. */
+export interface PendingPairing {
+  code: string;
+  userId: string;
+  userName?: string;
+  createdAt: string;
+}
+
+/** A one-time invite code made by `guppy invite create <channel>`. */
+export interface Invite {
+  code: string;
+  createdAt: string;
+}
+
+/** Per-channel access settings, resolved from the global policy and the channel's override. */
+export interface ChannelAccessSettings {
+  policy: AccessPolicy;
+  allowedUsers: readonly string[];
+}

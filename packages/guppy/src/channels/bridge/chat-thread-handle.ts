@@ -1,0 +1,63 @@
+import { readFile } from "node:fs/promises";
+import { basename } from "node:path";
+import type { Logger, ThreadHandle } from "@guppy/core";
+import type { Thread } from "chat";
+import { withRateLimitRetry } from "./rate-limit-retry.js";
+import { createReplyStream, type ReplyStreamOptions } from "./reply-stream.js";
+
+export type ReplySettings = Omit<ReplyStreamOptions, "logger" | "sleep">;
+
+/** Posts Markdown as one or more messages, split to the platform's limit. */
+export async function postSplit(
+  thread: Thread,
+  markdown: string,
+  reply: ReplySettings,
+): Promise<void> {
+  for (const part of reply.split(markdown)) {
+    await withRateLimitRetry(() => thread.post({ markdown: part }));
+  }
+}
+
+/**
+ * The ThreadHandle a Chat SDK thread gives the orchestrator: run events stream into the thread
+ * (one reply stream per prompt), notices and uploaded files are posted to it.
+ */
+export function createChatThreadHandle(
+  threadId: string,
+  thread: Thread,
+  reply: ReplySettings,
+  logger: Logger,
+): ThreadHandle & { idle(): Promise<void> } {
+  const stream = createReplyStream(
+    {
+      post: async (markdown) => {
+        const sent = await thread.post({ markdown });
+        return {
+          edit: async (text) => {
+            await sent.edit({ markdown: text });
+          },
+        };
+      },
+      startTyping: () => thread.startTyping(),
+    },
+    { ...reply, logger },
+  );
+  return {
+    threadId,
+    onEvent: (event) => stream.onEvent(event),
+    idle: () => stream.idle(),
+    notice: async (text) => {
+      try {
+        await postSplit(thread, text, reply);
+      } catch (error) {
+        logger.warn("channel: could not post a notice", { threadId, error: String(error) });
+      }
+    },
+    uploadFile: async (path, comment) => {
+      const data = await readFile(path);
+      await withRateLimitRetry(() =>
+        thread.post({ markdown: comment ?? "", files: [{ data, filename: basename(path) }] }),
+      );
+    },
+  };
+}

@@ -1,0 +1,204 @@
+import { join } from "node:path";
+import type { ChannelLink, GroupReplies, Logger, Orchestrator, Store } from "@guppy/core";
+import type { Chat, Message, Thread } from "chat";
+import type { ChatUser } from "../../access/access-types.js";
+import type { AccessControl } from "../../access/create-access-control.js";
+import { registerChannelLink } from "./channel-links.js";
+import { helpText, parseChatCommand, runThreadCommand } from "./chat-commands.js";
+import { createChatThreadHandle, postSplit, type ReplySettings } from "./chat-thread-handle.js";
+import { downloadAttachments } from "./download-attachments.js";
+
+export interface ChatBridgeOptions {
+  /** The adapter name: the `adapter` part of thread ids and the access channel name. */
+  adapterName: string;
+  orchestrator: Orchestrator;
+  access: AccessControl;
+  store: Store;
+  logger: Logger;
+  groupReplies: GroupReplies;
+  reply: ReplySettings;
+  /** How long a prompt waits for its attachments before it is sent without the missing ones. */
+  attachmentWaitMs?: number;
+}
+
+/** What a channel needs from the bridge after wiring: the link the orchestrator replies through. */
+export interface ChatBridge {
+  readonly link: ChannelLink;
+  /** Resolves when every reply started so far has been posted (tests, shutdown). */
+  idle(): Promise<void>;
+}
+
+/** A Chat SDK thread or channel: where commands and access replies are posted. */
+type Postable = Pick<Thread, "post">;
+
+function userOf(message: Message): ChatUser {
+  const name = message.author.userName || message.author.fullName;
+  return { id: message.author.userId, ...(name ? { name } : {}) };
+}
+
+/**
+ * Wires a Chat SDK instance to the orchestrator: every message passes the access check first
+ * (zero LLM calls for strangers), commands are answered here, prompts go to `orchestrator.send`
+ * with a ThreadHandle that streams the reply back.
+ */
+export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBridge {
+  const { adapterName, orchestrator, access, logger, reply } = options;
+  const pending = new Set<Promise<unknown>>();
+  /**
+   * A platform slash command names a channel, not a thread (Slack: `slack:C123`, while its threads
+   * are `slack:C123:<ts>`): it applies to the thread that last got a prompt in that channel.
+   */
+  const lastThreadInChannel = new Map<string, string>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    pending.add(p);
+    void p.finally(() => pending.delete(p)).catch(() => {});
+    return p;
+  };
+
+  const say = async (where: Postable, text: string): Promise<void> => {
+    try {
+      await postSplit(where as Thread, text, reply);
+    } catch (error) {
+      logger.warn("channel: could not post a reply", {
+        channel: adapterName,
+        error: String(error),
+      });
+    }
+  };
+
+  /** A command from a slash-command event or a message; returns after the reply is posted. */
+  const command = async (
+    where: Postable,
+    threadId: string,
+    user: ChatUser,
+    name: NonNullable<ReturnType<typeof parseChatCommand>>,
+  ): Promise<void> => {
+    if (name.command === "start" && name.args) {
+      const decision = access.redeemInvite(adapterName, user, name.args);
+      if (decision.kind === "allow")
+        await say(where, `Welcome! You can talk to me now.\n\n${helpText()}`);
+      else if (decision.kind === "refuse" && decision.reply) await say(where, decision.reply);
+      return;
+    }
+    const decision = access.check(adapterName, user);
+    if (decision.kind !== "allow") {
+      if (decision.reply) await say(where, decision.reply);
+      return;
+    }
+    if (name.command === "start")
+      await say(where, `Hi! Send me a message to start.\n\n${helpText()}`);
+    else if (name.command === "help") await say(where, helpText());
+    else await say(where, await runThreadCommand(orchestrator, threadId, name.command, name.args));
+  };
+
+  const prompt = async (thread: Thread, message: Message, user: ChatUser): Promise<void> => {
+    const threadId = thread.id;
+    let text = message.text;
+    let images: Awaited<ReturnType<typeof downloadAttachments>>["images"] = [];
+    if (message.attachments.length > 0) {
+      const dir = join(options.store.threadDir(threadId), "attachments");
+      const download = downloadAttachments(message.attachments, dir, logger);
+      const timeout = new Promise<undefined>((resolve) =>
+        setTimeout(() => resolve(undefined), options.attachmentWaitMs ?? 15_000).unref(),
+      );
+      const got = await Promise.race([download, timeout]);
+      if (got) {
+        images = got.images;
+        const lines = [
+          ...got.files.map((f) => `[attachment saved: ${f}]`),
+          ...got.failures.map((f) => `[attachment could not be downloaded: ${f}]`),
+        ];
+        if (lines.length > 0) text = `${text}\n\n${lines.join("\n")}`.trim();
+      } else {
+        text = `${text}\n\n[attachments still downloading to ${dir}]`.trim();
+      }
+    }
+    lastThreadInChannel.set(thread.channelId, threadId);
+    const handle = createChatThreadHandle(threadId, thread, reply, logger);
+    const result = orchestrator.send(threadId, {
+      type: "prompt",
+      text,
+      ...(images.length > 0 ? { images } : {}),
+      thread: handle,
+      messageId: message.id,
+      userId: user.id,
+      ...(user.name ? { userName: user.name } : {}),
+    });
+    if (result.status === "refused" || result.status === "dropped") {
+      await say(thread, `Not accepted: ${result.reason}`);
+    }
+    track(handle.idle());
+  };
+
+  const onMessage = async (thread: Thread, message: Message, addressed: boolean): Promise<void> => {
+    if (message.author.isMe || message.author.isBot === true) return;
+    const user = userOf(message);
+    const parsed = parseChatCommand(message.text);
+    if (!addressed && !parsed) {
+      access.logRefusal(adapterName, user, "group-not-addressed", thread.id);
+      return;
+    }
+    if (parsed) return command(thread, thread.id, user, parsed);
+    const decision = access.check(adapterName, user);
+    if (decision.kind !== "allow") {
+      if (decision.reply) await say(thread, decision.reply);
+      return;
+    }
+    await prompt(thread, message, user);
+  };
+
+  const guard = (fn: () => Promise<void>): Promise<void> =>
+    track(
+      fn().catch((error: unknown) => {
+        logger.error("channel: message handling failed", {
+          channel: adapterName,
+          error: String(error),
+        });
+      }),
+    );
+
+  chat.onDirectMessage((thread, message) => guard(() => onMessage(thread, message, true)));
+  chat.onNewMention((thread, message) => guard(() => onMessage(thread, message, true)));
+  chat.onSubscribedMessage((thread, message) => guard(() => onMessage(thread, message, true)));
+  chat.onNewMessage(/[\s\S]*/, (thread, message) =>
+    guard(() =>
+      onMessage(
+        thread,
+        message,
+        options.groupReplies === "all" || message.replyTo?.author.isMe === true,
+      ),
+    ),
+  );
+  chat.onSlashCommand((event) =>
+    guard(async () => {
+      const parsed = parseChatCommand(`${event.command} ${event.text}`);
+      if (!parsed || event.user.isMe) return;
+      const name = event.user.userName || event.user.fullName;
+      await command(
+        event.channel,
+        lastThreadInChannel.get(event.channel.id) ?? event.channel.id,
+        { id: event.user.userId, ...(name ? { name } : {}) },
+        parsed,
+      );
+    }),
+  );
+
+  const link: ChannelLink = {
+    adapterId: adapterName,
+    threadHandle: (threadId) =>
+      createChatThreadHandle(threadId, chat.thread(threadId), reply, logger),
+    postToChannel: async (channelId, text) => {
+      const sent = await chat.channel(channelId).post({ markdown: text });
+      return sent.threadId;
+    },
+  };
+  orchestrator.registerChannel(link);
+  registerChannelLink(link);
+
+  return {
+    link,
+    async idle() {
+      while (pending.size > 0) await Promise.allSettled([...pending]);
+    },
+  };
+}

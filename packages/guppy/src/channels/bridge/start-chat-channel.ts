@@ -1,0 +1,51 @@
+import { createMemoryState } from "@chat-adapter/state-memory";
+import type { Adapter } from "chat";
+import { Chat } from "chat";
+import { createAccessStore } from "../../access/access-store.js";
+import { channelAccessSettings } from "../../access/channel-access-settings.js";
+import { createAccessControl } from "../../access/create-access-control.js";
+import type { GatewayContext } from "../../gateway/gateway-channel.js";
+import { toChatLogger } from "./chat-logger.js";
+import type { ReplySettings } from "./chat-thread-handle.js";
+import { type ChatBridge, createChatBridge } from "./create-chat-bridge.js";
+
+export interface RunningChatChannel {
+  chat: Chat;
+  bridge: ChatBridge;
+}
+
+/**
+ * Builds the Chat SDK instance for one adapter (concurrency "concurrent": Chat SDK never drops or
+ * merges a message; the thread's actor owns queuing), wires it to the orchestrator and starts it.
+ */
+export async function startChatChannel(
+  context: GatewayContext,
+  adapterName: string,
+  adapter: Adapter,
+  reply: ReplySettings,
+): Promise<RunningChatChannel> {
+  const { config, orchestrator, store, logger } = context;
+  const chat = new Chat({
+    userName: "guppy",
+    adapters: { [adapterName]: adapter },
+    state: createMemoryState(),
+    concurrency: "concurrent",
+    logger: toChatLogger(logger),
+  });
+  const access = createAccessControl({
+    store: createAccessStore(config.home),
+    settings: (channel) => channelAccessSettings(config, channel),
+    logger,
+  });
+  const bridge = createChatBridge(chat, {
+    adapterName,
+    orchestrator,
+    access,
+    store,
+    logger,
+    groupReplies: config.groupReplies,
+    reply,
+  });
+  await chat.initialize();
+  return { chat, bridge };
+}

@@ -1,0 +1,78 @@
+import { silentLogger } from "@guppy/core";
+import { createAccessStore, isChannelName } from "../access/access-store.js";
+import { channelAccessSettings } from "../access/channel-access-settings.js";
+import { createAccessControl } from "../access/create-access-control.js";
+import { ExitCode, UsageError } from "../cli/cli-error.js";
+import type { CliArgs } from "../cli/parse-cli-args.js";
+import { loadCliConfig } from "./load-cli-config.js";
+
+const CHANNELS = ["telegram", "slack", "discord"];
+
+function channelArg(value: string | undefined, usage: string): string {
+  if (!value) throw new UsageError(`missing <channel> (usage: ${usage})`);
+  const channel = value.toLowerCase();
+  if (!isChannelName(channel) || !CHANNELS.includes(channel)) {
+    throw new UsageError(`unknown channel "${value}": expected one of ${CHANNELS.join(", ")}`);
+  }
+  return channel;
+}
+
+function accessFor(args: CliArgs) {
+  const config = loadCliConfig(args);
+  return createAccessControl({
+    store: createAccessStore(config.home),
+    settings: (channel) => channelAccessSettings(config, channel),
+    logger: silentLogger,
+  });
+}
+
+/** `guppy pairing list <channel>` and `guppy pairing approve <channel> <code>`. */
+export async function pairingCommand(args: CliArgs): Promise<number> {
+  const [action, rawChannel, code] = args.positionals;
+  if (action === "approve") {
+    const usage = "guppy pairing approve <channel> <code>";
+    const channel = channelArg(rawChannel, usage);
+    if (!code) throw new UsageError(`missing <code> (usage: ${usage})`);
+    const user = accessFor(args).approvePairing(channel, code);
+    if (!user) {
+      process.stderr.write(
+        `guppy: no pending pairing request on ${channel} has code ${code} (codes expire after an hour; see guppy pairing list ${channel})\n`,
+      );
+      return ExitCode.failed;
+    }
+    process.stdout.write(
+      `Approved ${user.name ? `${user.name} (${user.id})` : user.id} on ${channel}.\n`,
+    );
+    return ExitCode.ok;
+  }
+  if (action === "list") {
+    const channel = channelArg(rawChannel, "guppy pairing list <channel>");
+    const pending = accessFor(args).pendingPairings(channel);
+    if (pending.length === 0) process.stdout.write(`No pending pairing requests on ${channel}.\n`);
+    for (const p of pending) {
+      process.stdout.write(
+        `${p.code}  ${p.userId}${p.userName ? ` (${p.userName})` : ""}  ${p.createdAt}\n`,
+      );
+    }
+    return ExitCode.ok;
+  }
+  throw new UsageError(
+    `unknown pairing action "${action ?? ""}" (usage: guppy pairing list <channel> | guppy pairing approve <channel> <code>)`,
+  );
+}
+
+/** `guppy invite create <channel>`: a one-time code a user redeems with `/start <code>`. */
+export async function inviteCommand(args: CliArgs): Promise<number> {
+  const [action, rawChannel] = args.positionals;
+  if (action !== "create") {
+    throw new UsageError(
+      `unknown invite action "${action ?? ""}" (usage: guppy invite create <channel>)`,
+    );
+  }
+  const channel = channelArg(rawChannel, "guppy invite create <channel>");
+  const code = accessFor(args).createInvite(channel);
+  process.stdout.write(
+    `${code}\nSend it to the person you invite; they write /start ${code} to the bot (one use).\n`,
+  );
+  return ExitCode.ok;
+}

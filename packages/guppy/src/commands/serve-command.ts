@@ -1,0 +1,127 @@
+import {
+  createOrchestrator,
+  createStore,
+  createThreadRunner,
+  type GuppyConfig,
+  resolveModel,
+} from "@guppy/core";
+import { channelThreadHandle } from "../channels/bridge/channel-links.js";
+import { ExitCode } from "../cli/cli-error.js";
+import type { CliArgs } from "../cli/parse-cli-args.js";
+import { loadConfiguredChannels } from "../gateway/configured-channels.js";
+import type { GatewayChannel, GatewayContext } from "../gateway/gateway-channel.js";
+import { createGatewayLogger } from "../gateway/gateway-logger.js";
+import { loadCliConfig } from "./load-cli-config.js";
+
+/**
+ * `guppy serve`: the long-running gateway. Starts the orchestrator, every configured channel
+ * (configured-channels.ts) and replays the durable inbox; on SIGINT/SIGTERM stops accepting,
+ * lets running turns finish for GUPPY_SHUTDOWN_GRACE_SECONDS, aborts what is left (context
+ * saved) and exits 0.
+ */
+export async function serveCommand(args: CliArgs): Promise<number> {
+  const config = loadCliConfig(args);
+  const resolved = await resolveModel(config);
+  const gw = createGatewayLogger({ home: config.home, debug: config.debug });
+  const { logger } = gw;
+  process.on("unhandledRejection", (reason) => {
+    logger.error("Unhandled promise rejection (the gateway keeps running)", {
+      error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason),
+    });
+  });
+  process.on("uncaughtException", (error) => {
+    logger.error("Uncaught exception (the gateway keeps running)", {
+      error: error.stack ?? error.message,
+    });
+  });
+
+  const store = createStore({ home: config.home, logger });
+  const orchestrator = createOrchestrator({
+    store,
+    maxConcurrent: config.maxConcurrent,
+    queueDepth: config.queueDepth,
+    idleTimeoutMs: config.idleTimeoutSeconds * 1000,
+    modelName: resolved.ref,
+    contextWindow: resolved.model.contextWindow,
+    logger,
+    createRunner: (threadId) =>
+      createThreadRunner({
+        threadId,
+        config,
+        resolved,
+        store,
+        logger,
+        threadHandle: () => channelThreadHandle(threadId),
+      }),
+  });
+  orchestrator.subscribe(gw.event);
+
+  const context: GatewayContext = {
+    orchestrator,
+    config,
+    store,
+    logger,
+    subscribe: orchestrator.subscribe,
+    say: gw.say,
+  };
+  const channels: GatewayChannel[] = [];
+  try {
+    for (const channel of await loadConfiguredChannels(config)) {
+      await channel.start(context);
+      channels.push(channel);
+    }
+  } catch (error) {
+    await Promise.allSettled(channels.map((c) => c.stop()));
+    gw.flush();
+    throw error;
+  }
+  await orchestrator.start();
+  gw.say(
+    `guppy serve ready: model ${resolved.ref}, channels ${channels.map((c) => c.name).join(", ")}, log ${gw.path}`,
+  );
+  logger.info("gateway ready", {
+    model: resolved.ref,
+    channels: channels.map((c) => c.name),
+    maxConcurrent: config.maxConcurrent,
+  });
+
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once("SIGINT", () => resolve("SIGINT"));
+    process.once("SIGTERM", () => resolve("SIGTERM"));
+  });
+  return shutdown(signal, config, channels, orchestrator, gw);
+}
+
+async function shutdown(
+  signal: NodeJS.Signals,
+  config: GuppyConfig,
+  channels: GatewayChannel[],
+  orchestrator: ReturnType<typeof createOrchestrator>,
+  gw: ReturnType<typeof createGatewayLogger>,
+): Promise<number> {
+  const graceMs = config.shutdownGraceSeconds * 1000;
+  const running = orchestrator.counters().runningNow;
+  gw.say(
+    `${signal}: shutting down; ${running} running turn(s) may finish within ${config.shutdownGraceSeconds}s (signal again to stop now)`,
+  );
+  gw.logger.info("shutdown started", { signal, running, graceMs });
+  const again = () => {
+    gw.say("second signal: stopping now");
+    gw.flush();
+    process.exit(ExitCode.interrupted);
+  };
+  process.once("SIGINT", again);
+  process.once("SIGTERM", again);
+  // Stop accepting first (the orchestrator refuses new prompts at once), then drain.
+  const drained = orchestrator.shutdown(graceMs);
+  const stopped = Promise.allSettled(channels.map((c) => c.stop()));
+  await drained;
+  await Promise.race([stopped, new Promise((r) => setTimeout(r, 3000).unref())]);
+  const counters = orchestrator.counters();
+  gw.logger.info("shutdown complete", { ...counters });
+  gw.say(`stopped (${counters.runs} run(s) since start, ${counters.busy} busy refusal(s))`);
+  gw.flush();
+  // Anything still holding the event loop (a stuck socket) must not keep the process alive.
+  setTimeout(() => process.exit(ExitCode.ok), 200).unref();
+  return ExitCode.ok;
+}

@@ -1,0 +1,134 @@
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import type { Logger, OrchestratorEvent } from "@guppy/core";
+import { pino } from "pino";
+
+export interface GatewayLogger {
+  /** Writes JSON lines (pino) to the log file and a readable line to the terminal for warnings and errors. */
+  logger: Logger;
+  /** One readable terminal line (and a JSON line in the file) per orchestrator event. */
+  event(event: OrchestratorEvent): void;
+  /** A readable line on the terminal only (startup banner, shutdown progress). */
+  say(text: string): void;
+  readonly path: string;
+  flush(): void;
+}
+
+/** `<home>/logs/gateway.log`: pino JSON lines; the terminal gets one short line per event. */
+export function createGatewayLogger(options: {
+  home: string;
+  debug: boolean;
+  write?: (line: string) => void;
+}): GatewayLogger {
+  const dir = join(options.home, "logs");
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, "gateway.log");
+  const destination = pino.destination({ dest: path, sync: false, mkdir: true });
+  const file = pino(
+    { level: options.debug ? "debug" : "info", base: { pid: process.pid } },
+    destination,
+  );
+  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const stamp = () => new Date().toISOString().slice(11, 19);
+  const say = (text: string) => write(`${stamp()} ${text}`);
+
+  const logger: Logger = {
+    debug: (m, f) => file.debug(f ?? {}, m),
+    info: (m, f) => file.info(f ?? {}, m),
+    warn: (m, f) => {
+      file.warn(f ?? {}, m);
+      say(`warning: ${m}`);
+    },
+    error: (m, f) => {
+      file.error(f ?? {}, m);
+      say(`error: ${m}${f?.error ? ` (${String(f.error)})` : ""}`);
+    },
+  };
+
+  return {
+    logger,
+    path,
+    say,
+    event(event) {
+      const line = describeEvent(event);
+      if (line === undefined) return;
+      file.info({ event: eventFields(event) }, line);
+      say(`${event.threadId}  ${line}`);
+    },
+    flush() {
+      try {
+        destination.flushSync();
+      } catch {
+        // Nothing buffered, or the file is gone: nothing to do.
+      }
+    },
+  };
+}
+
+const clip = (text: string, n = 60) => {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat;
+};
+
+/** The readable line for an event, or undefined for events too chatty for the terminal. */
+export function describeEvent(event: OrchestratorEvent): string | undefined {
+  switch (event.type) {
+    case "queued":
+      return `queued ${event.inboxId} (position ${event.position})`;
+    case "busy":
+      return `busy: a prompt was refused (${event.queued} queued)`;
+    case "activated":
+      return "agent loaded";
+    case "deactivated":
+      return "agent unloaded (idle)";
+    case "steered":
+      return event.delivered ? "steer delivered" : "steer dropped (nothing running)";
+    case "aborted":
+      return event.delivered ? "abort delivered" : "abort ignored (nothing running)";
+    case "notice":
+      return `notice: ${clip(event.text, 100)}`;
+    case "backfilled":
+      return `backfilled ${event.count} message(s)`;
+    case "replayed":
+      return event.action === "rerun"
+        ? `replaying ${event.inboxId} (interrupted before any tool ran)`
+        : `reporting ${event.inboxId} as interrupted (it had run tools)`;
+    case "runner": {
+      const e = event.event;
+      switch (e.type) {
+        case "run_start":
+          return `▶ run: ${clip(e.text)}`;
+        case "tool_call":
+          return `  tool ${e.name} ${clip(JSON.stringify(e.args ?? {}), 80)}`;
+        case "tool_result":
+          return `  tool ${e.name} ${e.isError ? "failed" : "ok"}: ${clip(e.text, 60)}`;
+        case "error":
+          return `  error (${e.kind}): ${clip(e.message, 100)}`;
+        case "run_end":
+          return `■ ${e.stopReason}: ${clip(e.text)}`;
+        default:
+          return undefined;
+      }
+    }
+  }
+}
+
+function eventFields(event: OrchestratorEvent): Record<string, unknown> {
+  if (event.type !== "runner") return event;
+  const e = event.event;
+  const base = { type: e.type, threadId: event.threadId, inboxId: event.inboxId };
+  switch (e.type) {
+    case "run_start":
+      return { ...base, chars: e.text.length };
+    case "tool_call":
+      return { ...base, tool: e.name, toolCallId: e.toolCallId };
+    case "tool_result":
+      return { ...base, tool: e.name, isError: e.isError, chars: e.text.length };
+    case "error":
+      return { ...base, kind: e.kind, message: e.message };
+    case "run_end":
+      return { ...base, stopReason: e.stopReason, chars: e.text.length };
+    default:
+      return base;
+  }
+}

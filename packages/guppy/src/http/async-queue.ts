@@ -1,0 +1,32 @@
+/** A push queue read with `for await`: events arrive synchronously, an SSE writer drains them. */
+export interface AsyncQueue<T> extends AsyncIterable<T> {
+  push(value: T): void;
+  close(): void;
+}
+
+export function createAsyncQueue<T>(): AsyncQueue<T> {
+  const items: T[] = [];
+  let closed = false;
+  let wake: (() => void) | undefined;
+  return {
+    push(value) {
+      if (closed) return;
+      items.push(value);
+      wake?.();
+    },
+    close() {
+      closed = true;
+      wake?.();
+    },
+    async *[Symbol.asyncIterator]() {
+      while (true) {
+        while (items.length > 0) yield items.shift() as T;
+        if (closed) return;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        wake = undefined;
+      }
+    },
+  };
+}

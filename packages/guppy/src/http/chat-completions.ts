@@ -1,0 +1,203 @@
+import { randomBytes } from "node:crypto";
+import type { Orchestrator, RunnerEvent, ThreadHandle } from "@guppy/core";
+import type { Context } from "hono";
+import { streamSSE } from "hono/streaming";
+import { createAsyncQueue } from "./async-queue.js";
+import { jsonError, readJsonBody } from "./json-error.js";
+
+/** What a chat-completions request waits for: its run's events, or a notice instead of a run. */
+type Outcome = { type: "event"; event: RunnerEvent } | { type: "notice"; text: string };
+
+/** The text of the request's last user message (the only new input; the thread keeps its history). */
+export function lastUserText(messages: unknown): string | undefined {
+  if (!Array.isArray(messages)) return undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as { role?: unknown; content?: unknown } | null;
+    if (m?.role !== "user") continue;
+    if (typeof m.content === "string") return m.content;
+    if (Array.isArray(m.content)) {
+      return m.content
+        .map((part: { type?: unknown; text?: unknown }) =>
+          part && part.type === "text" && typeof part.text === "string" ? part.text : "",
+        )
+        .join("");
+    }
+    return undefined;
+  }
+  return undefined;
+}
+
+const finishReason = (stop: string) => (stop === "length" ? "length" : "stop");
+
+/**
+ * POST /v1/chat/completions, OpenAI-compatible: the thread is
+ * `http:<user or "api">:<X-Guppy-Thread or "default">`, the last user message is the prompt,
+ * the full tool loop runs and the final answer comes back (streamed as text deltas on request).
+ */
+export async function chatCompletions(
+  c: Context,
+  orchestrator: Pick<Orchestrator, "send">,
+  modelName: string,
+): Promise<Response> {
+  const parsed = await readJsonBody(c);
+  if (!parsed.ok) return parsed.response;
+  const body = parsed.body;
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    return jsonError(c, 400, "`messages` must be a non-empty array.", "invalid_request_error");
+  }
+  const text = lastUserText(body.messages);
+  if (text === undefined || text.trim() === "") {
+    return jsonError(
+      c,
+      400,
+      "`messages` has no user message with text content.",
+      "invalid_request_error",
+    );
+  }
+  const user = typeof body.user === "string" && body.user.trim() !== "" ? body.user.trim() : "api";
+  const threadName = c.req.header("x-guppy-thread")?.trim() || "default";
+  const threadId = `http:${user}:${threadName}`;
+  const model = typeof body.model === "string" && body.model ? body.model : modelName;
+  const id = `chatcmpl-${randomBytes(12).toString("hex")}`;
+  const created = Math.floor(Date.now() / 1000);
+  const includeUsage =
+    (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+
+  const queue = createAsyncQueue<Outcome>();
+  const handle: ThreadHandle = {
+    threadId,
+    onEvent(event) {
+      queue.push({ type: "event", event });
+      if (event.type === "run_end") queue.close();
+    },
+    notice(noticeText) {
+      queue.push({ type: "notice", text: noticeText });
+      queue.close();
+    },
+  };
+  const result = orchestrator.send(threadId, {
+    type: "prompt",
+    text,
+    thread: handle,
+    userId: user,
+    userName: user,
+    // The answer is the acknowledgement here: the fsync runs off the event loop meanwhile.
+    deferSync: true,
+  });
+  if (result.status === "busy") {
+    return jsonError(
+      c,
+      429,
+      `Thread ${threadId} is busy (${result.queued} prompts queued); try again shortly.`,
+      "busy",
+    );
+  }
+  if (result.status !== "queued") {
+    const reason = "reason" in result ? result.reason : result.status;
+    return jsonError(c, 503, `The prompt was not accepted: ${reason}.`, "unavailable");
+  }
+  c.header("X-Guppy-Thread-Id", threadId);
+  c.header("X-Guppy-Message-Id", result.inboxId);
+  let runUsage = { input: 0, output: 0 };
+  const usageBody = () => ({
+    prompt_tokens: runUsage.input,
+    completion_tokens: runUsage.output,
+    total_tokens: runUsage.input + runUsage.output,
+  });
+  const track = (event: RunnerEvent) => {
+    if (event.type === "usage") {
+      runUsage = {
+        input: runUsage.input + event.usage.input + event.usage.cacheRead + event.usage.cacheWrite,
+        output: runUsage.output + event.usage.output,
+      };
+    }
+  };
+
+  if (body.stream !== true) {
+    for await (const outcome of queue) {
+      if (outcome.type === "notice") {
+        return jsonError(c, 503, outcome.text, "unavailable");
+      }
+      const event = outcome.event;
+      track(event);
+      if (event.type !== "run_end") continue;
+      if (event.stopReason === "error") {
+        return jsonError(
+          c,
+          502,
+          event.errorMessage ?? "The model request failed.",
+          "upstream_error",
+        );
+      }
+      return c.json({
+        id,
+        object: "chat.completion",
+        created,
+        model,
+        choices: [
+          {
+            index: 0,
+            message: { role: "assistant", content: event.text },
+            finish_reason: finishReason(event.stopReason),
+          },
+        ],
+        usage: usageBody(),
+        guppy: { thread_id: threadId, message_id: result.inboxId, stop_reason: event.stopReason },
+      });
+    }
+    return jsonError(c, 500, "The run ended without an answer.", "internal_error");
+  }
+
+  return streamSSE(c, async (stream) => {
+    const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+      stream.writeSSE({
+        data: JSON.stringify({
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model,
+          choices: [{ index: 0, delta, finish_reason: finish }],
+        }),
+      });
+    await chunk({ role: "assistant", content: "" }, null);
+    for await (const outcome of queue) {
+      if (stream.aborted) break;
+      if (outcome.type === "notice") {
+        await stream.writeSSE({
+          data: JSON.stringify({ error: { message: outcome.text, type: "unavailable" } }),
+        });
+        break;
+      }
+      const event = outcome.event;
+      track(event);
+      if (event.type === "text_delta") await chunk({ content: event.delta }, null);
+      else if (event.type === "run_end") {
+        if (event.stopReason === "error") {
+          await stream.writeSSE({
+            data: JSON.stringify({
+              error: {
+                message: event.errorMessage ?? "The model request failed.",
+                type: "upstream_error",
+              },
+            }),
+          });
+          break;
+        }
+        await chunk({}, finishReason(event.stopReason));
+        if (includeUsage) {
+          await stream.writeSSE({
+            data: JSON.stringify({
+              id,
+              object: "chat.completion.chunk",
+              created,
+              model,
+              choices: [],
+              usage: usageBody(),
+            }),
+          });
+        }
+      }
+    }
+    if (!stream.aborted) await stream.writeSSE({ data: "[DONE]" });
+  });
+}

@@ -1,0 +1,294 @@
+import { existsSync } from "node:fs";
+import {
+  type Orchestrator,
+  type OrchestratorEvent,
+  type OrchestratorListener,
+  parseThreadId,
+  type Store,
+} from "@guppy/core";
+import { type Context, Hono } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { streamSSE } from "hono/streaming";
+import { bearerMatches } from "./api-token.js";
+import { createAsyncQueue } from "./async-queue.js";
+import { chatCompletions } from "./chat-completions.js";
+import { jsonError, readJsonBody } from "./json-error.js";
+
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface HttpAppOptions {
+  orchestrator: Pick<Orchestrator, "send" | "status" | "threads">;
+  store: Store;
+  token: string;
+  /** Where the token is stored, for the 401 message. */
+  tokenHint: string;
+  modelName: string;
+  subscribe?: (listener: OrchestratorListener) => () => void;
+  /** Open SSE streams register here so the channel can end them on stop. */
+  onStream?: (close: () => void) => () => void;
+}
+
+/** The HTTP API's routes (see docs/channels.md "HTTP API"). */
+export function createHttpApp(options: HttpAppOptions): Hono {
+  const { orchestrator, store } = options;
+  const app = new Hono();
+
+  app.onError((error, c) =>
+    jsonError(c, 500, `Internal error: ${error.message}`, "internal_error"),
+  );
+  app.notFound((c) => jsonError(c, 404, `No route ${c.req.method} ${c.req.path}.`, "not_found"));
+
+  app.get("/health", (c) => c.json({ status: "ok" }));
+
+  app.use("*", async (c, next) => {
+    if (!bearerMatches(c.req.header("authorization"), options.token)) {
+      return jsonError(
+        c,
+        401,
+        `Missing or wrong bearer token: send "Authorization: Bearer <token>" (${options.tokenHint}).`,
+        "unauthorized",
+      );
+    }
+    await next();
+  });
+  app.use(
+    "*",
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        jsonError(
+          c,
+          413,
+          `The request body is larger than ${MAX_BODY_BYTES} bytes.`,
+          "payload_too_large",
+        ),
+    }),
+  );
+
+  app.post("/v1/chat/completions", (c) => chatCompletions(c, orchestrator, options.modelName));
+
+  /** The thread id of the path, or a 4xx response. */
+  const threadParam = (c: Context, mustExist: boolean): string | Response => {
+    const raw = c.req.param("id") ?? "";
+    let id: string;
+    try {
+      id = decodeURIComponent(raw);
+      parseThreadId(id);
+    } catch (error) {
+      return jsonError(
+        c,
+        400,
+        `Invalid thread id: ${(error as Error).message}`,
+        "invalid_request_error",
+      );
+    }
+    if (mustExist && !known(id)) {
+      return jsonError(c, 404, `Unknown thread ${JSON.stringify(id)}.`, "not_found");
+    }
+    return id;
+  };
+  const known = (id: string) =>
+    orchestrator.status(id).lastActivity !== undefined || existsSync(store.threadDir(id));
+
+  app.get("/v1/threads", (c) =>
+    c.json({
+      threads: orchestrator.threads().map((t) => ({
+        id: t.threadId,
+        state: t.state,
+        queued: t.queued,
+        last_activity: t.lastActivity ?? null,
+        model: t.model,
+        messages: t.messages,
+        tokens: { context: t.contextTokens, context_window: t.contextWindow },
+        cost: t.cost,
+      })),
+    }),
+  );
+
+  app.post("/v1/threads/:id/messages", async (c) => {
+    const id = threadParam(c, false);
+    if (typeof id !== "string") return id;
+    const parsed = await readJsonBody(c);
+    if (!parsed.ok) return parsed.response;
+    const { text, user, message_id: messageId } = parsed.body;
+    if (typeof text !== "string" || text.trim() === "") {
+      return jsonError(c, 400, "`text` must be a non-empty string.", "invalid_request_error");
+    }
+    const userName = typeof user === "string" && user ? user : "api";
+    const result = orchestrator.send(id, {
+      type: "prompt",
+      text,
+      userId: userName,
+      userName,
+      ...(typeof messageId === "string" && messageId ? { messageId } : {}),
+      deferSync: true,
+    });
+    if (result.status === "queued") {
+      // 202 only once the message is on disk (fsync'd without blocking other requests).
+      try {
+        await result.synced;
+      } catch (error) {
+        return jsonError(
+          c,
+          500,
+          `The message is queued but could not be synced to disk: ${String(error)}`,
+          "internal_error",
+        );
+      }
+      return c.json(
+        { id: result.inboxId, thread_id: id, status: "queued", position: result.position },
+        202,
+      );
+    }
+    if (result.status === "busy") {
+      return jsonError(
+        c,
+        429,
+        `Thread ${id} is busy (${result.queued} prompts queued); try again shortly.`,
+        "busy",
+      );
+    }
+    return jsonError(
+      c,
+      503,
+      `The message was not accepted: ${"reason" in result ? result.reason : result.status}.`,
+      "unavailable",
+    );
+  });
+
+  app.get("/v1/threads/:id/messages", (c) => {
+    const id = threadParam(c, true);
+    if (typeof id !== "string") return id;
+    return c.json({
+      thread_id: id,
+      messages: store.readLog(id).map((e) => ({
+        id: e.messageId,
+        date: e.date,
+        from: e.isBot ? "guppy" : e.userName,
+        is_bot: e.isBot,
+        text: e.text,
+      })),
+    });
+  });
+
+  for (const kind of ["steer", "abort"] as const) {
+    app.post(`/v1/threads/:id/${kind}`, async (c) => {
+      const id = threadParam(c, true);
+      if (typeof id !== "string") return id;
+      let text = "";
+      if (kind === "steer") {
+        const parsed = await readJsonBody(c);
+        if (!parsed.ok) return parsed.response;
+        if (typeof parsed.body.text !== "string" || parsed.body.text.trim() === "") {
+          return jsonError(c, 400, "`text` must be a non-empty string.", "invalid_request_error");
+        }
+        text = parsed.body.text;
+      }
+      const result = orchestrator.send(
+        id,
+        kind === "steer" ? { type: "steer", text } : { type: "abort" },
+      );
+      if (result.status === "delivered") return c.json({ status: "delivered", thread_id: id });
+      return jsonError(
+        c,
+        409,
+        `Nothing is running in ${id}: the ${kind} was dropped.`,
+        "nothing_running",
+      );
+    });
+  }
+
+  app.get("/v1/threads/:id/events", (c) => {
+    const id = threadParam(c, true);
+    if (typeof id !== "string") return id;
+    const subscribe = options.subscribe;
+    if (!subscribe)
+      return jsonError(c, 501, "This gateway has no event stream.", "not_implemented");
+    return streamSSE(c, async (stream) => {
+      const queue = createAsyncQueue<OrchestratorEvent>();
+      const unsubscribe = subscribe((event) => {
+        if (event.threadId === id) queue.push(event);
+      });
+      const unregister = options.onStream?.(() => queue.close());
+      const keepAlive = setInterval(
+        () => queue.push({ type: "notice", threadId: id, text: "" }),
+        15_000,
+      );
+      stream.onAbort(() => queue.close());
+      try {
+        await stream.writeSSE({ event: "ready", data: JSON.stringify({ thread_id: id }) });
+        for await (const event of queue) {
+          if (stream.aborted) break;
+          const sse = toSse(event);
+          if (sse) await stream.writeSSE(sse);
+          else if (event.type === "notice" && event.text === "")
+            await stream.write(": keep-alive\n\n");
+        }
+      } finally {
+        clearInterval(keepAlive);
+        unsubscribe();
+        unregister?.();
+      }
+    });
+  });
+
+  return app;
+}
+
+/** The SSE form of an event: text deltas, tool calls/results, final, errors, notices. */
+function toSse(event: OrchestratorEvent): { event: string; data: string } | undefined {
+  const data = (value: Record<string, unknown>) => JSON.stringify(value);
+  switch (event.type) {
+    case "runner": {
+      const e = event.event;
+      const base = { message_id: event.inboxId };
+      switch (e.type) {
+        case "run_start":
+          return { event: "start", data: data({ ...base, text: e.text }) };
+        case "text_delta":
+          return { event: "text_delta", data: data({ ...base, delta: e.delta }) };
+        case "tool_call":
+          return {
+            event: "tool_call",
+            data: data({ ...base, id: e.toolCallId, name: e.name, args: e.args }),
+          };
+        case "tool_result":
+          return {
+            event: "tool_result",
+            data: data({
+              ...base,
+              id: e.toolCallId,
+              name: e.name,
+              is_error: e.isError,
+              text: e.text,
+            }),
+          };
+        case "error":
+          return { event: "error", data: data({ ...base, kind: e.kind, message: e.message }) };
+        case "run_end":
+          return {
+            event: "final",
+            data: data({
+              ...base,
+              text: e.text,
+              stop_reason: e.stopReason,
+              error: e.errorMessage ?? null,
+            }),
+          };
+        default:
+          return undefined;
+      }
+    }
+    case "notice":
+      return event.text ? { event: "notice", data: data({ text: event.text }) } : undefined;
+    case "queued":
+      return {
+        event: "queued",
+        data: data({ message_id: event.inboxId, position: event.position }),
+      };
+    case "busy":
+      return { event: "busy", data: data({ queued: event.queued }) };
+    default:
+      return undefined;
+  }
+}

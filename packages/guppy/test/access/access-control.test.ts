@@ -1,0 +1,106 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type AccessPolicy, silentLogger } from "@guppy/core";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createAccessStore } from "../../src/access/access-store.js";
+import { createAccessControl, PAIRING_TTL_MS } from "../../src/access/create-access-control.js";
+
+let home: string;
+let clock: number;
+
+function control(policy: AccessPolicy, allowedUsers: string[] = []) {
+  return createAccessControl({
+    store: createAccessStore(home),
+    settings: () => ({ policy, allowedUsers }),
+    logger: silentLogger,
+    now: () => clock,
+  });
+}
+
+function refusals(): Array<Record<string, unknown>> {
+  return readFileSync(join(home, "access", "refusals.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+beforeEach(() => {
+  home = mkdtempSync(join(tmpdir(), "guppy-access-"));
+  clock = Date.parse("2026-01-01T00:00:00Z");
+});
+afterEach(() => rmSync(home, { recursive: true, force: true }));
+
+describe("access policies", () => {
+  it("open admits anyone; disabled refuses everyone and logs it", () => {
+    expect(control("open").check("telegram", { id: "1" })).toEqual({ kind: "allow" });
+    const d = control("disabled").check("telegram", { id: "1", name: "eve" });
+    expect(d).toEqual({ kind: "refuse", reason: "disabled" });
+    expect(refusals()).toMatchObject([{ channel: "telegram", userId: "1", reason: "disabled" }]);
+  });
+
+  it("allowlist admits listed ids only", () => {
+    const access = control("allowlist", ["42"]);
+    expect(access.check("slack", { id: "42" }).kind).toBe("allow");
+    expect(access.check("slack", { id: "43" })).toEqual({
+      kind: "refuse",
+      reason: "not-allowlisted",
+    });
+    expect(refusals()).toHaveLength(1);
+  });
+});
+
+describe("pairing", () => {
+  it("gives an unknown user a code, the same code again, and admits them once approved", () => {
+    const access = control("pairing");
+    const first = access.check("telegram", { id: "7", name: "ann" });
+    if (first.kind !== "pair") throw new Error(`expected a pairing code, got ${first.kind}`);
+    expect(first.code).toMatch(/^[A-Z2-9]{8}$/);
+    expect(first.reply).toContain(`guppy pairing approve telegram ${first.code}`);
+    expect(access.check("telegram", { id: "7" })).toMatchObject({ kind: "pair", code: first.code });
+    expect(access.approvePairing("telegram", "nope")).toBeUndefined();
+    expect(access.approvePairing("telegram", first.code.toLowerCase())).toMatchObject({
+      id: "7",
+      via: "pairing",
+    });
+    expect(access.check("telegram", { id: "7" })).toEqual({ kind: "allow" });
+    expect(access.pendingPairings("telegram")).toEqual([]);
+    // Approval is per channel.
+    expect(access.check("slack", { id: "7" }).kind).toBe("pair");
+  });
+
+  it("holds at most three pending codes and lets them expire after an hour", () => {
+    const access = control("pairing");
+    for (const id of ["1", "2", "3"]) expect(access.check("telegram", { id }).kind).toBe("pair");
+    expect(access.check("telegram", { id: "4" })).toEqual({
+      kind: "refuse",
+      reason: "pairing-full",
+    });
+    const stale = access.pendingPairings("telegram")[0]?.code ?? "";
+    clock += PAIRING_TTL_MS + 1;
+    expect(access.approvePairing("telegram", stale)).toBeUndefined();
+    expect(access.check("telegram", { id: "4" }).kind).toBe("pair");
+    expect(access.pendingPairings("telegram")).toHaveLength(1);
+  });
+});
+
+describe("invites", () => {
+  it("admits the user who redeems a one-time code, once", () => {
+    const access = control("pairing");
+    const code = access.createInvite("telegram");
+    expect(access.redeemInvite("telegram", { id: "9" }, code)).toEqual({ kind: "allow" });
+    expect(access.check("telegram", { id: "9" })).toEqual({ kind: "allow" });
+    expect(access.redeemInvite("telegram", { id: "10" }, code)).toMatchObject({
+      kind: "refuse",
+      reason: "invalid-invite",
+    });
+    expect(access.check("telegram", { id: "10" }).kind).toBe("pair");
+  });
+
+  it("survives a restart: state is plain files under GUPPY_HOME/access", () => {
+    const code = control("pairing").createInvite("discord");
+    const files = JSON.parse(readFileSync(join(home, "access", "discord", "invites.json"), "utf8"));
+    expect(files).toMatchObject([{ code }]);
+    expect(control("pairing").redeemInvite("discord", { id: "u" }, code).kind).toBe("allow");
+  });
+});

@@ -1,0 +1,358 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
+import OpenAI from "openai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
+import {
+  type AsyncMockLlm,
+  contentText,
+  readSse,
+  type ServeProcess,
+  startAsyncMockLlm,
+  startServe,
+  threadMessages,
+  waitFor,
+} from "./serve-harness.js";
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The scripted model: a tool result is answered with its first line; "run-bash CMD" asks for
+ * bash; "slow-once N" answers after N ms the first time; anything else is echoed with the number of user
+ * messages the request carried (so a thread's history shows in its answers).
+ */
+const slowSeen = new Set<string>();
+
+async function script(request: ChatCompletionRequest): Promise<FixtureResponse> {
+  const last = request.messages[request.messages.length - 1];
+  if (last?.role === "tool")
+    return { content: `Tool said: ${contentText(last.content).split("\n")[0]}` };
+  const text = contentText(last?.content);
+  const bash = /run-bash (.+)$/.exec(text);
+  if (bash?.[1])
+    return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: bash[1] }) }] };
+  const slow = /slow-once (\d+)/.exec(text);
+  if (slow && !slowSeen.has(text)) {
+    slowSeen.add(text);
+    await sleep(Number(slow[1]));
+  }
+  const users = request.messages.filter((m) => m.role === "user").length;
+  return { content: `You said: ${text} (#${users})` };
+}
+
+describe("guppy serve (HTTP API, aimock behind it)", () => {
+  let llm: AsyncMockLlm;
+  const homes: Array<ReturnType<typeof tempHome>> = [];
+  const running: ServeProcess[] = [];
+  const home = () => {
+    const h = tempHome();
+    homes.push(h);
+    return h.home;
+  };
+  const serve = async (dir: string, extra: Record<string, string> = {}) => {
+    const s = await startServe(dir, { ...llm.env(), ...extra });
+    running.push(s);
+    return s;
+  };
+  const client = (s: ServeProcess) =>
+    new OpenAI({ baseURL: `${s.url}/v1`, apiKey: s.token, maxRetries: 0, timeout: 20_000 });
+
+  beforeAll(async () => {
+    llm = await startAsyncMockLlm(script);
+  });
+  afterEach(async () => {
+    for (const s of running.splice(0)) {
+      if (s.child.exitCode === null && s.child.signalCode === null) {
+        s.child.kill("SIGKILL");
+        await s.exited;
+      }
+    }
+  });
+  afterAll(async () => {
+    await llm.stop();
+    for (const h of homes) h.cleanup();
+  });
+
+  it("answers the openai client with and without streaming, routing by user and X-Guppy-Thread", async () => {
+    const dir = home();
+    const s = await serve(dir);
+    expect(statSync(join(dir, "api-token")).mode & 0o777).toBe(0o600);
+    expect(s.stdout()).toMatch(/token generated and saved to .*api-token.*cat /);
+    const openai = client(s);
+
+    const plain = await openai.chat.completions.create({
+      model: "whatever",
+      messages: [
+        { role: "system", content: "ignored: the thread keeps its own history" },
+        { role: "user", content: "old turn, not new input" },
+        { role: "assistant", content: "old answer" },
+        { role: "user", content: "hello gateway" },
+      ],
+    });
+    expect(plain.choices[0]?.message.content).toBe("You said: hello gateway (#1)");
+    expect(plain.choices[0]?.finish_reason).toBe("stop");
+    expect(plain.usage?.total_tokens).toBeGreaterThanOrEqual(0);
+
+    const stream = await openai.chat.completions.create(
+      {
+        model: "m",
+        stream: true,
+        user: "alice",
+        messages: [{ role: "user", content: "stream this please" }],
+      },
+      { headers: { "X-Guppy-Thread": "notes" } },
+    );
+    const deltas: string[] = [];
+    let finish: string | null | undefined;
+    for await (const chunk of stream) {
+      const choice = chunk.choices[0];
+      if (choice?.delta.content) deltas.push(choice.delta.content);
+      if (choice?.finish_reason) finish = choice.finish_reason;
+    }
+    expect(deltas.length).toBeGreaterThan(1);
+    expect(deltas.join("")).toBe("You said: stream this please (#1)");
+    expect(finish).toBe("stop");
+
+    // The default thread keeps its history: the second prompt there is its second user message.
+    const again = await openai.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: "second" }],
+    });
+    expect(again.choices[0]?.message.content).toBe("You said: second (#2)");
+
+    const threads = (await (await s.api("/v1/threads")).json()) as {
+      threads: Array<{ id: string; state: string; messages: number; tokens: { context: number } }>;
+    };
+    expect(threads.threads.map((t) => t.id).sort()).toEqual([
+      "http:alice:notes",
+      "http:api:default",
+    ]);
+    expect(threads.threads.find((t) => t.id === "http:api:default")).toMatchObject({
+      state: "idle",
+      messages: 4,
+    });
+  });
+
+  it("guards every route but /health with the bearer token and answers bad input with JSON 4xx", async () => {
+    const s = await serve(home());
+    expect(await (await fetch(`${s.url}/health`)).json()).toEqual({ status: "ok" });
+    const noAuth = await fetch(`${s.url}/v1/threads`);
+    expect(noAuth.status).toBe(401);
+    expect(((await noAuth.json()) as { error: { message: string } }).error.message).toMatch(
+      /Bearer/,
+    );
+    const wrong = await fetch(`${s.url}/v1/threads`, { headers: { authorization: "Bearer nope" } });
+    expect(wrong.status).toBe(401);
+
+    const bad = await s.api("/v1/chat/completions", { method: "POST", body: "{not json" });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(
+      /not valid JSON/,
+    );
+    const noUser = await s.api("/v1/chat/completions", {
+      method: "POST",
+      body: JSON.stringify({ messages: [{ role: "system", content: "x" }] }),
+    });
+    expect(noUser.status).toBe(400);
+    for (const path of ["/v1/threads/http:api:nope/events", "/v1/threads/http:api:nope/messages"]) {
+      const r = await s.api(path);
+      expect(r.status).toBe(404);
+      expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(
+        /Unknown thread/,
+      );
+    }
+    const abortUnknown = await s.api("/v1/threads/http:api:nope/abort", { method: "POST" });
+    expect(abortUnknown.status).toBe(404);
+    const badId = await s.api(`/v1/threads/${encodeURIComponent("NOT VALID")}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ text: "hi" }),
+    });
+    expect(badId.status).toBe(400);
+    // Last: the server answers 413 without reading the body and closes that connection.
+    const huge = await s.api("/v1/threads/http:api:big/messages", {
+      method: "POST",
+      body: JSON.stringify({ text: "x".repeat(1024 * 1024 + 10) }),
+    });
+    expect(huge.status).toBe(413);
+    expect(((await huge.json()) as { error: { type: string } }).error.type).toBe(
+      "payload_too_large",
+    );
+  });
+
+  it("refuses to listen on a non-loopback host without a token, in one line", async () => {
+    const dir = home();
+    const r = await runCli(["serve"], {
+      env: cleanEnv({
+        ...llm.env(),
+        GUPPY_HOME: dir,
+        GUPPY_HTTP_HOST: "0.0.0.0",
+        GUPPY_HTTP_PORT: "0",
+      }),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/^guppy: GUPPY_HTTP_HOST is 0\.0\.0\.0.*set GUPPY_API_TOKEN/);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(existsSync(join(dir, "api-token"))).toBe(false);
+  });
+
+  it("answers 50 concurrent threads × 4 messages, each thread in order", async () => {
+    const s = await serve(home(), { GUPPY_MAX_CONCURRENT: "8" });
+    const openai = client(s);
+    const threads = Array.from({ length: 50 }, (_, i) => `t${i}`);
+    const answers = await Promise.all(
+      threads.map(async (t) => {
+        const out: string[] = [];
+        for (let m = 1; m <= 4; m++) {
+          const r = await openai.chat.completions.create(
+            { model: "m", messages: [{ role: "user", content: `${t}-m${m}` }] },
+            { headers: { "X-Guppy-Thread": t } },
+          );
+          out.push(r.choices[0]?.message.content ?? "");
+        }
+        return out;
+      }),
+    );
+    threads.forEach((t, i) => {
+      expect(answers[i]).toEqual([1, 2, 3, 4].map((m) => `You said: ${t}-m${m} (#${m})`));
+    });
+    // Queued through the thread API: four posts in a row are answered in the order they were sent.
+    const ids = ["q1", "q2", "q3"].map((t) => `http:api:${t}`);
+    for (const id of ids) {
+      for (let m = 1; m <= 4; m++) {
+        const r = await s.api(`/v1/threads/${id}/messages`, {
+          method: "POST",
+          body: JSON.stringify({ text: `${id} post ${m}` }),
+        });
+        expect(r.status).toBe(202);
+        expect(((await r.json()) as { id: string }).id).toMatch(/^in-/);
+      }
+    }
+    for (const id of ids) {
+      const log = await waitFor(async () => {
+        const msgs = await threadMessages(s, id);
+        return msgs.filter((m) => m.is_bot).length === 4 ? msgs : undefined;
+      });
+      expect(log.map((m) => m.text)).toEqual(
+        [1, 2, 3, 4].flatMap((m) => [`${id} post ${m}`, `You said: ${id} post ${m} (#${m})`]),
+      );
+    }
+  }, 60_000);
+
+  it("aborts a run mid-tool (the bash process dies) and still runs the prompt queued behind it", async () => {
+    const dir = home();
+    const s = await serve(dir);
+    const id = "http:api:abort";
+    const marker = join(dir, "never-written");
+    await s.api(`/v1/threads/${id}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ text: "warm up" }),
+    });
+    await waitFor(async () => ((await threadMessages(s, id)).length === 2 ? true : undefined));
+    const events = await s.api(`/v1/threads/${id}/events`);
+    expect(events.headers.get("content-type")).toMatch(/text\/event-stream/);
+    const seen = readSse(events, (event) => event === "final" && seenFinals++ === 1);
+    let seenFinals = 0;
+    await s.api(`/v1/threads/${id}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ text: `run-bash sleep 20 && touch ${marker}` }),
+    });
+    await s.api(`/v1/threads/${id}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ text: "after the abort" }),
+    });
+    await waitFor(async () => {
+      const r = (await (await s.api("/v1/threads")).json()) as {
+        threads: Array<{ id: string; state: string }>;
+      };
+      return r.threads.find((t) => t.id === id)?.state === "running" ? true : undefined;
+    });
+    await sleep(300); // the bash tool is running now
+    const t0 = Date.now();
+    const abort = await s.api(`/v1/threads/${id}/abort`, { method: "POST" });
+    expect(abort.status).toBe(200);
+    const stream = await seen;
+    expect(Date.now() - t0).toBeLessThan(5000);
+    const kinds = stream.map((e) => e.event);
+    expect(kinds).toContain("tool_call");
+    const finals = stream.filter((e) => e.event === "final").map((e) => e.data);
+    expect(finals[0]).toMatchObject({ stop_reason: "aborted" });
+    expect(finals[1]).toMatchObject({
+      stop_reason: "stop",
+      text: "You said: after the abort (#3)",
+    });
+    expect(existsSync(marker)).toBe(false);
+    const nothing = await s.api(`/v1/threads/${id}/abort`, { method: "POST" });
+    expect(nothing.status).toBe(409);
+  });
+
+  it("after kill -9 mid-run, a restart re-runs the prompt that had no side effects and reports the one that had", async () => {
+    const dir = home();
+    const first = await serve(dir);
+    const clean = "http:api:clean";
+    const sideEffects = "http:api:effects";
+    await first.api(`/v1/threads/${clean}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ text: "slow-once 8000 tell me" }),
+    });
+    await first.api(`/v1/threads/${sideEffects}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ text: `run-bash echo started > ${join(dir, "effect")}; sleep 20` }),
+    });
+    await waitFor(() => (existsSync(join(dir, "effect")) ? true : undefined));
+    await sleep(200);
+    first.child.kill("SIGKILL");
+    await first.exited;
+
+    const second = await serve(dir);
+    const cleanLog = await waitFor(async () => {
+      const msgs = await threadMessages(second, clean);
+      return msgs.some((m) => m.is_bot) ? msgs : undefined;
+    }, 15_000);
+    expect(cleanLog.filter((m) => m.is_bot).map((m) => m.text)).toEqual([
+      expect.stringMatching(/^You said: slow-once 8000 tell me/),
+    ]);
+    const effectsLog = await threadMessages(second, sideEffects);
+    const report = effectsLog.filter((m) => m.is_bot);
+    expect(report).toHaveLength(1);
+    expect(report[0]?.text).toMatch(
+      /interrupted.*It had already run: bash .*echo started.*not run again/,
+    );
+    expect(second.stdout()).toMatch(/reporting in-\S+ as interrupted/);
+    // Nothing is left to replay after a second restart.
+    second.child.kill("SIGTERM");
+    expect(await second.exited).toBe(0);
+    const third = await serve(dir);
+    await sleep(300);
+    expect(third.stdout()).not.toMatch(/replaying|reporting/);
+  }, 40_000);
+
+  it("drains on SIGTERM: refuses new work, lets the running turn answer, exits 0", async () => {
+    const dir = home();
+    const s = await serve(dir, { GUPPY_SHUTDOWN_GRACE_SECONDS: "20" });
+    const openai = client(s);
+    const pending = openai.chat.completions.create(
+      { model: "m", messages: [{ role: "user", content: "run-bash sleep 1.5; echo drained-ok" }] },
+      { headers: { "X-Guppy-Thread": "drain" } },
+    );
+    await waitFor(() => (s.stdout().includes("tool bash") ? true : undefined));
+    s.child.kill("SIGTERM");
+    await waitFor(() => (s.stdout().includes("SIGTERM: shutting down") ? true : undefined));
+    const late = await s
+      .api("/v1/threads/http:api:late/messages", {
+        method: "POST",
+        body: JSON.stringify({ text: "too late" }),
+      })
+      .catch(() => undefined);
+    if (late) expect(late.status).toBe(503);
+    const answer = await pending;
+    expect(answer.choices[0]?.message.content).toBe("Tool said: drained-ok");
+    expect(await s.exited).toBe(0);
+    expect(s.stdout()).toMatch(/stopped \(1 run/);
+    const log = readFileSync(join(dir, "logs", "gateway.log"), "utf8")
+      .trim()
+      .split("\n");
+    expect(log.every((line) => JSON.parse(line).level >= 10)).toBe(true);
+    expect(log.some((line) => JSON.parse(line).msg === "shutdown complete")).toBe(true);
+  }, 30_000);
+});
