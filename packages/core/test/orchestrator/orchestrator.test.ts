@@ -174,6 +174,39 @@ describe("orchestrator (faux provider)", () => {
     expect(store.loadContext(t.handle.threadId).filter((m) => m.role === "user")).toHaveLength(3);
   });
 
+  it("reports the context engine's figures in status and compacts on request", async () => {
+    const o = make({
+      createRunner: (threadId) =>
+        createAgentRunner({
+          threadId,
+          store,
+          model: faux.getModel(),
+          apiKey: "faux",
+          systemPrompt: "test",
+          tools: [],
+          maxToolRounds: 5,
+          maxRetries: 0,
+          compactKeepRecentTokens: 10,
+        }),
+    });
+    await o.start();
+    const t = recordingHandle("test:c:compact");
+    for (const text of ["one", "two", "three", "four"]) {
+      o.send(t.handle.threadId, { type: "prompt", text, thread: t.handle });
+    }
+    await until(() => t.finals().length === 4);
+    const before = o.status(t.handle.threadId);
+    expect(before.contextWindow).toBe(100_000);
+    expect(before.contextTokens).toBeGreaterThan(0);
+    expect(before.messages).toBe(8);
+    expect(before.compactions).toBe(0);
+    const report = await o.compact(t.handle.threadId);
+    expect(report).toMatch(/^Compacted: \d+ messages summarised/);
+    const after = o.status(t.handle.threadId);
+    expect(after.compactions).toBe(1);
+    expect(after.messages).toBeLessThan(before.messages);
+  });
+
   it("answers 'busy' over the queue depth, counts it, and still runs what was queued", async () => {
     const o = make({ queueDepth: 2 });
     await o.start();
