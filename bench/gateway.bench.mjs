@@ -2,11 +2,23 @@
 //  - start → GET /health answering (target ≤ 700 ms), idle RSS after 10 s (target ≤ 90 MB)
 //  - load against a faux OpenAI-compatible LLM answering in 20 ms: 1,000 threads × 5 messages,
 //    GUPPY_MAX_CONCURRENT=64; all answered; wall time vs the ideal 5,000 × 20 ms / 64 (target ≤ 1.3×)
+//    (a) through HTTP, the openai-compatible route, with a faux OpenAI server in this process, and
+//    (b) in process (bench/gateway-load-probe.mjs): the same orchestrator, inbox, store and thread
+//        runners with pi-ai's faux provider — the runtime's own cost without two HTTP hops
+//  - the file-system floor: the appends and reads one prompt needs, timed alone on this machine
 //  - RSS per idle deactivated thread (target ≤ 5 KB): RSS growth over 4,000 more one-message
 //    threads once they are all deactivated, divided by 4,000
 // Needs a build (npm run build). Prints figures; never fails on a timing.
-import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,6 +109,28 @@ async function startServe(home, extra = {}) {
   return { child, url, token, ready, stop };
 }
 
+/**
+ * The file work one prompt needs at least (inbox accepted/started/done, context, two log lines,
+ * the log cursor; the log read twice), timed alone: what this machine's disk makes the floor.
+ */
+function fileOpsPerPrompt(home) {
+  const t0 = performance.now();
+  for (let t = 0; t < 500; t++) {
+    const dir = join(home, `t${t}`);
+    mkdirSync(dir, { recursive: true });
+    for (let m = 0; m < 5; m++) {
+      for (const f of ["inbox", "inbox", "context", "log", "log", "inbox", "cursor"]) {
+        const fd = openSync(join(dir, f), "a+");
+        writeSync(fd, '{"role":"user","content":"message"}\n');
+        closeSync(fd);
+      }
+      readFileSync(join(dir, "log"), "utf8");
+      readFileSync(join(dir, "log"), "utf8");
+    }
+  }
+  return (performance.now() - t0) / 2500;
+}
+
 const homes = [];
 const newHome = () => {
   const h = mkdtempSync(join(tmpdir(), "guppy-bench-gateway-"));
@@ -160,6 +194,21 @@ try {
   );
   console.log(
     `                     ${((THREADS * MESSAGES) / (wall / 1000)).toFixed(0)} prompts/s, RSS after load ${rssMb(s.child.pid).toFixed(1)} MB`,
+  );
+
+  // 2b. The same load in process, and what the file system alone costs per prompt.
+  const probe = fileURLToPath(new URL("./gateway-load-probe.mjs", import.meta.url));
+  const inProcess = JSON.parse(
+    execFileSync(process.execPath, [probe, "1000", "5", String(CONCURRENT), String(LATENCY_MS)], {
+      encoding: "utf8",
+    }),
+  );
+  console.log(
+    `load in process      ${inProcess.answered}/${inProcess.total} answered; wall ${inProcess.wall.toFixed(0)} ms = ${inProcess.ratio.toFixed(2)}× ideal (target ≤ 1.3×)`,
+  );
+  const floor = fileOpsPerPrompt(newHome());
+  console.log(
+    `file-system floor    ${floor.toFixed(3)} ms per prompt for its appends and reads alone = ${((floor * THREADS * MESSAGES) / ideal).toFixed(2)}× ideal on one thread of this machine`,
   );
 
   // 3. RSS per idle deactivated thread.

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
+import { appendLinesDurably, type SyncMode } from "../store/durable-append.js";
 import { readJsonl } from "../store/jsonl.js";
-import { appendLinesDurably, type SyncMode } from "./durable-append.js";
 import {
   type AcceptedRecord,
   type InboxOutcome,

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Store } from "../store/create-store.js";
@@ -22,8 +22,13 @@ export interface BackfillPlan {
 
 export function readCursor(store: Store, threadId: string): number {
   const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
-  if (!existsSync(file)) return 0;
-  const n = Number.parseInt(readFileSync(file, "utf8").trim(), 10);
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return 0;
+  }
+  const n = Number.parseInt(text.trim(), 10);
   return Number.isFinite(n) && n >= 0 ? n : 0;
 }
 
@@ -34,7 +39,12 @@ export function readCursor(store: Store, threadId: string): number {
  */
 export function writeCursor(store: Store, threadId: string, cursor: number): void {
   const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
-  const fd = openSync(file, existsSync(file) ? "r+" : "w");
+  let fd: number;
+  try {
+    fd = openSync(file, "r+");
+  } catch {
+    fd = openSync(file, "w");
+  }
   try {
     writeSync(fd, `${String(cursor).padStart(15, " ")}\n`, 0, "utf8");
   } finally {

@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import { listSubdirsFresh, readFileFresh } from "../memory/read-cache.js";
 import { type Scope, scopeDirs } from "../memory/scope-dirs.js";
 import { parseSkillFile } from "./parse-skill-file.js";
 
@@ -50,18 +50,18 @@ export function loadSkills(home: string, threadId: string): LoadedSkills {
 
 function loadScope(skillsDir: string, scope: Scope, warnings: string[]): Skill[] {
   const found = new Map<string, Skill>();
-  for (const entry of listDirs(skillsDir)) {
+  for (const entry of listSubdirsFresh(skillsDir)) {
     const dir = join(skillsDir, entry);
     const path = join(dir, "SKILL.md");
-    let text: string;
+    let text: string | undefined;
     try {
-      text = readFileSync(path, "utf8");
+      text = readFileFresh(path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code !== "ENOENT")
-        warnings.push(`skill ${path} skipped: cannot read it (${code ?? error})`);
+      warnings.push(`skill ${path} skipped: cannot read it (${code ?? error})`);
       continue;
     }
+    if (text === undefined) continue;
     const parsed = parseSkillFile(text);
     if (!parsed.ok) {
       warnings.push(`skill ${path} skipped: ${parsed.problem}`);
@@ -78,24 +78,4 @@ function loadScope(skillsDir: string, scope: Scope, warnings: string[]): Skill[]
     found.set(name, { name, description, path, dir, scope, body, overrides: [] });
   }
   return [...found.values()];
-}
-
-/** Subdirectories in code-point order (the same on every machine), [] when the folder is missing. */
-function listDirs(dir: string): string[] {
-  let names: string[];
-  try {
-    names = readdirSync(dir);
-  } catch {
-    return [];
-  }
-  return names
-    .filter((name) => !name.startsWith("."))
-    .filter((name) => {
-      try {
-        return statSync(join(dir, name)).isDirectory();
-      } catch {
-        return false;
-      }
-    })
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }

@@ -1,13 +1,6 @@
-import {
-  appendFileSync,
-  closeSync,
-  existsSync,
-  openSync,
-  readFileSync,
-  readSync,
-  statSync,
-} from "node:fs";
+import { readFileSync } from "node:fs";
 import type { Logger } from "../logging/logger.js";
+import { appendLinesDurably } from "./durable-append.js";
 
 /**
  * Reads a JSON-lines file. A torn or invalid line (a crash mid-write) is skipped with one warning
@@ -18,8 +11,13 @@ export function readJsonl<T>(
   logger: Logger,
   validate?: (value: unknown) => value is T,
 ): T[] {
-  if (!existsSync(path)) return [];
-  const text = readFileSync(path, "utf8");
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+    throw error;
+  }
   const out: T[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
@@ -37,32 +35,12 @@ export function readJsonl<T>(
 }
 
 /**
- * Appends records as whole lines in one write. If the file ends in a torn line (no trailing
- * newline), a newline is written first so the torn line cannot swallow the new record.
+ * Appends records as whole lines in one write (one open of the file). If the file ends in a torn
+ * line (no trailing newline), a newline is written first so the torn line cannot swallow the new
+ * record. Not fsync'd: the lines survive a killed process (see `appendLinesDurably` for more).
  */
 export function appendJsonl(path: string, records: readonly unknown[]): void {
-  if (records.length === 0) return;
-  const body = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
-  const prefix = endsWithoutNewline(path) ? "\n" : "";
-  appendFileSync(path, prefix + body, "utf8");
-}
-
-function endsWithoutNewline(path: string): boolean {
-  let size: number;
-  try {
-    size = statSync(path).size;
-  } catch {
-    return false;
-  }
-  if (size === 0) return false;
-  const fd = openSync(path, "r");
-  try {
-    const buf = Buffer.alloc(1);
-    readSync(fd, buf, 0, 1, size - 1);
-    return buf[0] !== 0x0a;
-  } finally {
-    closeSync(fd);
-  }
+  appendLinesDurably(path, records, "none");
 }
 
 export function serializeJsonl(records: readonly unknown[]): string {

@@ -1,0 +1,77 @@
+// Helper of bench/gateway: the orchestrator under load, in process — the gateway's own actors,
+// durable inbox, store and thread runners (system prompt, tools, context engine), with pi-ai's
+// faux provider answering every request after LATENCY_MS. No HTTP on either side, so the
+// figure is the runtime's scheduling and bookkeeping cost, not the client's or the LLM's.
+// Prints one JSON line. Args: threads messages concurrency latencyMs
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createOrchestrator, createStore, createThreadRunner, loadConfig } from "@guppy/core";
+import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
+
+const [THREADS, MESSAGES, CONCURRENT, LATENCY_MS] = process.argv.slice(2).map(Number);
+const home = mkdtempSync(join(tmpdir(), "guppy-bench-load-"));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const faux = registerFauxProvider({ models: [{ id: "faux", contextWindow: 128_000 }] });
+const answer = async () => {
+  await sleep(LATENCY_MS);
+  return fauxAssistantMessage("ok");
+};
+faux.setResponses(Array.from({ length: 2 * THREADS * MESSAGES + 200 }, () => answer));
+const config = loadConfig({ env: { GUPPY_HOME: home, GUPPY_MAX_CONCURRENT: String(CONCURRENT) } });
+const resolved = {
+  ref: "faux/faux",
+  model: faux.getModel(),
+  apiKey: "faux",
+  maxTokens: 1024,
+  custom: true,
+};
+const store = createStore({ home });
+const orchestrator = createOrchestrator({
+  store,
+  maxConcurrent: CONCURRENT,
+  queueDepth: config.queueDepth,
+  idleTimeoutMs: config.idleTimeoutSeconds * 1000,
+  createRunner: (threadId) => createThreadRunner({ threadId, config, resolved, store }),
+});
+await orchestrator.start();
+
+/** One prompt through the front door; resolves with the answer's text. */
+const ask = (threadId, text) =>
+  new Promise((resolve) => {
+    const result = orchestrator.send(threadId, {
+      type: "prompt",
+      text,
+      deferSync: true, // as the HTTP API does: the answer is the acknowledgement
+      thread: {
+        threadId,
+        notice: (t) => resolve(`notice: ${t}`),
+        onEvent: (e) => {
+          if (e.type === "run_end") resolve(e.text);
+        },
+      },
+    });
+    if (result.status !== "queued") resolve(`not queued: ${result.status}`);
+  });
+
+const load = async (prefix) => {
+  const t0 = performance.now();
+  const answers = await Promise.all(
+    Array.from({ length: THREADS }, async (_, t) => {
+      let ok = 0;
+      for (let m = 0; m < MESSAGES; m++)
+        if ((await ask(`bench:load:${prefix}${t}`, `message ${m}`)) === "ok") ok++;
+      return ok;
+    }),
+  );
+  return { wall: performance.now() - t0, answered: answers.reduce((a, b) => a + b, 0) };
+};
+await load("warm"); // JIT and file-system caches; not reported
+const { wall, answered } = await load("t");
+const ideal = (THREADS * MESSAGES * LATENCY_MS) / CONCURRENT;
+console.log(
+  JSON.stringify({ answered, total: THREADS * MESSAGES, wall, ideal, ratio: wall / ideal }),
+);
+await orchestrator.shutdown(0);
+faux.unregister();
+rmSync(home, { recursive: true, force: true });
