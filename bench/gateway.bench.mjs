@@ -6,8 +6,9 @@
 //    (b) in process (bench/gateway-load-probe.mjs): the same orchestrator, inbox, store and thread
 //        runners with pi-ai's faux provider — the runtime's own cost without two HTTP hops
 //  - the file-system floor: the appends and reads one prompt needs, timed alone on this machine
-//  - RSS per idle deactivated thread (target ≤ 5 KB): RSS growth over 4,000 more one-message
-//    threads once they are all deactivated, divided by 4,000
+//  - RSS per idle deactivated thread (target ≤ 5 KB): through HTTP, RSS growth over 4,000 more
+//    one-message threads once all are deactivated, divided by 4,000 (RSS moves in allocator-sized
+//    steps, so this is coarse); in process after GC (bench/idle-threads-probe.mjs), heap and RSS
 // Needs a build (npm run build). Prints figures; never fails on a timing.
 import { execFileSync, spawn } from "node:child_process";
 import {
@@ -226,6 +227,15 @@ try {
     `idle threads         RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB over ${EXTRA} more deactivated threads = ${(((after - before) * 1024 * 1024) / EXTRA / 1024).toFixed(2)} KB/thread (target ≤ 5 KB)`,
   );
   await s.stop();
+
+  // 3b. The same in process, after GC: heap and RSS retained per deactivated thread.
+  const idleProbe = fileURLToPath(new URL("./idle-threads-probe.mjs", import.meta.url));
+  const idle = JSON.parse(
+    execFileSync(process.execPath, ["--expose-gc", idleProbe, "4000"], { encoding: "utf8" }),
+  );
+  console.log(
+    `idle in process      ${(idle.heapPerThread / 1024).toFixed(2)} KB heap, ${(idle.rssPerThread / 1024).toFixed(2)} KB RSS per deactivated thread after GC (target ≤ 5 KB)`,
+  );
 } finally {
   llm.close();
   for (const h of homes) rmSync(h, { recursive: true, force: true });
