@@ -10,15 +10,10 @@ import type { LogEntry } from "../store/log-entry.js";
  * synced into the context before the next run, in order, deduplicated by message id.
  *
  * `<thread dir>/log-cursor` holds how many log.jsonl entries the context has caught up with.
- * Entries after it that are not guppy's own and not a prompt that runs anyway are backfilled.
+ * Entries after it that are not guppy's own and not a prompt that runs anyway are backfilled
+ * (see `log-tail.ts`).
  */
 export const LOG_CURSOR_FILE = "log-cursor";
-
-export interface BackfillPlan {
-  entries: LogEntry[];
-  /** The cursor to save once the entries are in the context. */
-  cursor: number;
-}
 
 export function readCursor(store: Store, threadId: string): number {
   const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
@@ -50,49 +45,6 @@ export function writeCursor(store: Store, threadId: string, cursor: number): voi
   } finally {
     closeSync(fd);
   }
-}
-
-/**
- * Entries to backfill before a run: after the cursor, not from guppy, not one of `promptIds`
- * (the prompt about to run and those queued behind it: they reach the context as prompts), and
- * not a message id already seen before the cursor or earlier in the list.
- */
-export function planBackfill(
-  log: readonly LogEntry[],
-  cursor: number,
-  promptIds: ReadonlySet<string>,
-): BackfillPlan {
-  const start = Math.min(cursor, log.length);
-  const seen = new Set<string>();
-  for (let i = 0; i < start; i++) {
-    const id = log[i]?.messageId;
-    if (id) seen.add(id);
-  }
-  const entries: LogEntry[] = [];
-  for (let i = start; i < log.length; i++) {
-    const entry = log[i];
-    if (!entry || entry.isBot) continue;
-    if (entry.messageId && (seen.has(entry.messageId) || promptIds.has(entry.messageId))) continue;
-    if (entry.messageId) seen.add(entry.messageId);
-    entries.push(entry);
-  }
-  return { entries, cursor: log.length };
-}
-
-/**
- * Where the cursor goes after a run whose prompt was logged at `promptIndex`: past the run's own
- * lines, but not past a message another sender logged during the run (it is backfilled next time).
- */
-export function cursorAfterRun(
-  log: readonly LogEntry[],
-  promptIndex: number,
-  promptId: string,
-): number {
-  for (let i = promptIndex; i < log.length; i++) {
-    const entry = log[i];
-    if (entry && !entry.isBot && entry.messageId !== promptId) return i;
-  }
-  return log.length;
 }
 
 /** The backfilled entries as one user message, oldest first. */

@@ -8,14 +8,9 @@ import { oneLine } from "../runner/message-text.js";
 import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
 import { parseThreadId } from "../store/thread-id.js";
-import {
-  backfillMessage,
-  cursorAfterRun,
-  planBackfill,
-  readCursor,
-  writeCursor,
-} from "./backfill.js";
+import { backfillMessage } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
+import { createLogTail, type LogTail } from "./log-tail.js";
 import type {
   OrchestratorCounters,
   OrchestratorEvent,
@@ -75,6 +70,8 @@ interface Actor {
   idleTimer?: NodeJS.Timeout;
   lastActivity: number;
   snapshot?: StatsSnapshot;
+  /** The thread's log.jsonl as read so far (backfill), while the actor is active. */
+  log?: LogTail;
   /** Run synchronously when the current run ends (reset / compact wait for it). */
   afterRun?: Array<() => void>;
 }
@@ -168,6 +165,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     actor.handle = undefined;
     actor.afterRun = undefined;
     actor.drain = undefined;
+    actor.log = undefined;
     // Every prompt in the inbox is done: the file has nothing left to replay.
     inbox.clear(actor.threadId);
   };
@@ -231,9 +229,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     };
 
     let runner: AgentRunner;
-    let logLength: number;
     try {
-      logLength = backfill(actor, item);
+      backfill(actor, item);
       runner = activate(actor);
     } catch (error) {
       logger.error(`Could not start the agent of ${threadId}`, { error: String(error) });
@@ -268,7 +265,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       actor.running = false;
       actor.lastActivity = Date.now();
       if (!ended) fail("The run failed inside guppy; see the gateway log.");
-      advanceCursor(threadId, logLength, record.messageId ?? record.id);
+      advanceCursor(actor, record.messageId ?? record.id);
       const after = actor.afterRun;
       actor.afterRun = undefined;
       for (const fn of after ?? []) fn();
@@ -284,32 +281,28 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     return runner;
   }
 
-  /** Syncs messages logged while no agent ran into the context; returns the log length. */
-  function backfill(actor: Actor, item: QueuedPrompt): number {
+  /** Syncs messages logged while no agent ran into the context. */
+  function backfill(actor: Actor, item: QueuedPrompt): void {
     const { threadId } = actor;
-    const log = store.readLog(threadId);
-    if (log.length === 0) return 0;
+    actor.log ??= createLogTail(store, threadId);
     const promptIds = new Set<string>();
     for (const q of [item, ...actor.queue]) promptIds.add(q.record.messageId ?? q.record.id);
-    const cursor = readCursor(store, threadId);
-    const plan = planBackfill(log, cursor, promptIds);
-    if (plan.entries.length > 0) {
+    const entries = actor.log.backfill(promptIds);
+    if (entries.length > 0) {
       // The runner holds the context in memory: drop it (idle, saved), append, reload.
       actor.runner = undefined;
-      store.appendContext(threadId, [backfillMessage(plan.entries)]);
-      emit({ type: "backfilled", threadId, count: plan.entries.length });
-      logger.info(`Backfilled ${plan.entries.length} message(s) into ${threadId}`);
+      store.appendContext(threadId, [backfillMessage(entries)]);
+      emit({ type: "backfilled", threadId, count: entries.length });
+      logger.info(`Backfilled ${entries.length} message(s) into ${threadId}`);
     }
-    if (plan.cursor !== cursor) writeCursor(store, threadId, plan.cursor);
-    return log.length;
   }
 
-  function advanceCursor(threadId: string, promptIndex: number, promptId: string) {
+  function advanceCursor(actor: Actor, promptId: string) {
     try {
-      const log = store.readLog(threadId);
-      writeCursor(store, threadId, cursorAfterRun(log, promptIndex, promptId));
+      actor.log ??= createLogTail(store, actor.threadId);
+      actor.log.afterRun(promptId);
     } catch (error) {
-      logger.warn(`Could not save the log cursor of ${threadId}`, { error: String(error) });
+      logger.warn(`Could not save the log cursor of ${actor.threadId}`, { error: String(error) });
     }
   }
 
@@ -332,7 +325,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       logger.error(`Could not write the log of ${threadId}`, { error: String(error) });
     }
     // The interrupted prompt's log line is answered by the notice: not something to backfill.
-    advanceCursor(threadId, readCursor(store, threadId), record.messageId ?? record.id);
+    advanceCursor(actor, record.messageId ?? record.id);
     inbox.done(threadId, record.id, "interrupted-reported");
     counts.reported++;
     emit({ type: "replayed", threadId, inboxId: record.id, action: "reported" });

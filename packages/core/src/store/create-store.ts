@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { appendJsonl, readJsonl, serializeJsonl } from "./jsonl.js";
+import { appendJsonl, type JsonlTail, readJsonl, readJsonlFrom, serializeJsonl } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
 import { encodeSegment, parseThreadId } from "./thread-id.js";
 
@@ -20,6 +20,8 @@ export interface Store {
 
   appendLog(threadId: string, entry: LogEntry): void;
   readLog(threadId: string): LogEntry[];
+  /** The log entries appended after byte `offset` (see `readJsonlFrom`): no re-read of history. */
+  readLogFrom(threadId: string, offset: number): JsonlTail<LogEntry>;
 
   loadContext(threadId: string): AgentMessage[];
   /** Appends messages to context.jsonl (the common, cheap path after each turn). */
@@ -69,6 +71,9 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     },
     readLog(threadId) {
       return readJsonl(join(threadDir(threadId), "log.jsonl"), logger, isLogEntry);
+    },
+    readLogFrom(threadId, offset) {
+      return readJsonlFrom(join(threadDir(threadId), "log.jsonl"), offset, logger, isLogEntry);
     },
 
     loadContext(threadId) {

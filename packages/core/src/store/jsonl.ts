@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { Logger } from "../logging/logger.js";
 import { appendLinesDurably } from "./durable-append.js";
 
@@ -18,6 +18,16 @@ export function readJsonl<T>(
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
   }
+  return parseLines(text, validate, (i) =>
+    logger.warn(`Skipped an unreadable line ${i + 1} of ${path} (torn write?)`),
+  );
+}
+
+function parseLines<T>(
+  text: string,
+  validate: ((value: unknown) => value is T) | undefined,
+  skipped: (lineIndex: number) => void,
+): T[] {
   const out: T[] = [];
   const lines = text.split("\n");
   for (let i = 0; i < lines.length; i++) {
@@ -28,10 +38,59 @@ export function readJsonl<T>(
       if (validate && !validate(value)) throw new Error("unexpected shape");
       out.push(value as T);
     } catch {
-      logger.warn(`Skipped an unreadable line ${i + 1} of ${path} (torn write?)`);
+      skipped(i);
     }
   }
   return out;
+}
+
+/** What `readJsonlFrom` read: the records and the byte offset to read from next time. */
+export type JsonlTail<T> =
+  | { records: T[]; end: number }
+  /** The file is shorter than the offset: it was replaced or truncated; read it from 0. */
+  | { restart: true };
+
+/**
+ * Reads the whole lines a JSON-lines file gained after byte `offset` (a file that only grows by
+ * appends): a line still being written (no newline yet) is left for the next read. A missing
+ * file reads as empty at offset 0.
+ */
+export function readJsonlFrom<T>(
+  path: string,
+  offset: number,
+  logger: Logger,
+  validate?: (value: unknown) => value is T,
+): JsonlTail<T> {
+  let fd: number;
+  try {
+    fd = openSync(path, "r");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    return offset === 0 ? { records: [], end: 0 } : { restart: true };
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size < offset) return { restart: true };
+    if (size === offset) return { records: [], end: offset };
+    const buf = Buffer.alloc(size - offset);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(fd, buf, got, buf.length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    const whole = buf.lastIndexOf(0x0a, got - 1) + 1;
+    if (whole === 0) return { records: [], end: offset };
+    const text = buf.subarray(0, whole).toString("utf8");
+    const records = parseLines(text, validate, (i) =>
+      logger.warn(
+        `Skipped an unreadable line ${i + 1} after byte ${offset} of ${path} (torn write?)`,
+      ),
+    );
+    return { records, end: offset + whole };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**

@@ -1,0 +1,68 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LOG_CURSOR_FILE } from "../../src/orchestrator/backfill.js";
+import { createLogTail } from "../../src/orchestrator/log-tail.js";
+import { createStore, type Store } from "../../src/store/create-store.js";
+import type { LogEntry } from "../../src/store/log-entry.js";
+
+const T = "test:c:tail";
+const entry = (messageId: string, text: string, isBot = false): LogEntry => ({
+  date: "2026-11-22T10:00:00.000Z",
+  messageId,
+  userId: isBot ? "guppy" : "u1",
+  userName: isBot ? "guppy" : "ann",
+  text,
+  isBot,
+});
+
+describe("log tail (backfill bookkeeping)", () => {
+  let home: string;
+  let store: Store;
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), "guppy-tail-"));
+    store = createStore({ home });
+  });
+  afterEach(() => rmSync(home, { recursive: true, force: true }));
+  const cursor = () => Number(readFileSync(join(store.threadDir(T), LOG_CURSOR_FILE), "utf8"));
+  const texts = (entries: LogEntry[]) => entries.map((e) => e.text);
+
+  it("backfills what was logged before, then only what was appended since, never twice", () => {
+    store.appendLog(T, entry("m1", "aside one"));
+    store.appendLog(T, entry("m2", "aside two"));
+    store.appendLog(T, entry("p1", "the prompt"));
+    const tail = createLogTail(store, T);
+    expect(texts(tail.backfill(new Set(["p1"])))).toEqual(["aside one", "aside two"]);
+    expect(cursor()).toBe(3);
+    // The run logs its answer; another sender posts meanwhile.
+    store.appendLog(T, entry("r1", "the answer", true));
+    store.appendLog(T, entry("m3", "posted during the run"));
+    store.appendLog(T, entry("r2", "more of the answer", true));
+    tail.afterRun("p1");
+    expect(cursor()).toBe(4); // stops before m3: it is backfilled next time
+    store.appendLog(T, entry("m1", "a re-delivery of m1"));
+    store.appendLog(T, entry("p2", "next prompt"));
+    expect(texts(tail.backfill(new Set(["p2"])))).toEqual(["posted during the run"]);
+    expect(cursor()).toBe(8);
+    // A fresh tail (after deactivation) resumes from the saved cursor.
+    store.appendLog(T, entry("m4", "later"));
+    expect(texts(createLogTail(store, T).backfill(new Set()))).toEqual(["later"]);
+  });
+
+  it("leaves a line still being written for the next read, and starts over when the log is replaced", () => {
+    const tail = createLogTail(store, T);
+    store.appendLog(T, entry("m1", "one"));
+    const path = join(store.threadDir(T), "log.jsonl");
+    const half = JSON.stringify(entry("m2", "two"));
+    appendFileSync(path, half.slice(0, 20));
+    expect(texts(tail.backfill(new Set()))).toEqual(["one"]);
+    appendFileSync(path, `${half.slice(20)}\n`);
+    expect(texts(tail.backfill(new Set()))).toEqual(["two"]);
+    writeFileSync(path, `${JSON.stringify(entry("n1", "rewritten"))}\n`);
+    // Shorter than what was read: re-read from 0; the cursor (2) is past its one entry.
+    expect(texts(tail.backfill(new Set()))).toEqual([]);
+    store.appendLog(T, entry("n2", "after the rewrite"));
+    expect(texts(tail.backfill(new Set()))).toEqual(["after the rewrite"]);
+  });
+});
