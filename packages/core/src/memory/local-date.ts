@@ -16,11 +16,20 @@ function formatterFor(timeZone: string | undefined): Intl.DateTimeFormat {
   return formatter;
 }
 
+/** The last date worked out per time zone and the minute it holds for (zones shift by whole minutes). */
+const lastDates = new Map<string, { minute: number; date: string }>();
+
 /** YYYY-MM-DD of `now` in `timeZone` (the system's when unset). */
 export function localDate(now: Date, timeZone?: string): string {
+  const key = timeZone ?? "";
+  const minute = Math.floor(now.getTime() / 60_000);
+  const hit = lastDates.get(key);
+  if (hit?.minute === minute) return hit.date;
   const parts = formatterFor(timeZone).formatToParts(now);
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? "";
-  return `${get("year")}-${get("month")}-${get("day")}`;
+  const date = `${get("year")}-${get("month")}-${get("day")}`;
+  lastDates.set(key, { minute, date });
+  return date;
 }
 
 /** The calendar date `days` after (or before, when negative) a YYYY-MM-DD date. */

@@ -17,6 +17,7 @@ import { isOverflowError } from "../context/overflow.js";
 import { repairPairing } from "../context/repair-pairing.js";
 import { createToolResultSpill } from "../context/spill-tool-result.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
+import { markPromptSourcesStale } from "../prompt/prompt-sources-cache.js";
 import type { Store } from "../store/create-store.js";
 import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
 import { isAssistant, isLlmMessage, messageText, oneLine } from "./message-text.js";
@@ -283,6 +284,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         });
         break;
       case "tool_execution_end": {
+        // The tool may have written memory, notes or skills: the next run reads them afresh.
+        markPromptSourcesStale();
         const content = (event.result as { content?: Array<{ type: string; text?: string }> })
           ?.content;
         const text = Array.isArray(content)

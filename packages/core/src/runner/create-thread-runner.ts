@@ -5,7 +5,8 @@ import type { Logger } from "../logging/logger.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
 import type { ThreadHandle } from "../orchestrator/thread-handle.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
-import { loadPromptSources } from "../prompt/load-prompt-sources.js";
+import type { PromptSources } from "../prompt/load-prompt-sources.js";
+import { loadPromptSourcesShared } from "../prompt/prompt-sources-cache.js";
 import { createHostSandbox, type Sandbox } from "../sandbox/host-sandbox.js";
 import type { Store } from "../store/create-store.js";
 import { createCoreTools } from "../tools/create-tools.js";
@@ -40,6 +41,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     tools.push(createUploadTool({ workspaceDir, thread: options.threadHandle }));
   const os = `${platform()} ${release()}`;
   const warned = new Set<string>();
+  let last: { sources: PromptSources; date: string; prompt: string } | undefined;
   return createAgentRunner({
     threadId,
     store,
@@ -52,30 +54,36 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     compactKeepRecentTokens: config.compactKeepRecentTokens,
     toolResultMaxChars: config.toolResultMaxChars,
     tools,
-    // Re-read before every run: memory, daily notes, identity files and skills may have changed.
+    // Re-read before every run (shared by a channel's threads for a moment, see
+    // prompt-sources-cache.ts): memory, daily notes, identity files and skills may have changed.
+    // The same sources on the same day give the same bytes, so the last prompt is reused.
     systemPrompt: () => {
       const now = new Date();
-      const sources = loadPromptSources({
+      const sources = loadPromptSourcesShared({
         home: config.home,
         threadId,
         now,
         timeZone: config.timezone,
       });
+      const date = localDate(now, config.timezone);
+      if (last && last.sources === sources && last.date === date) return last.prompt;
       for (const warning of sources.warnings) {
         if (!warned.has(warning)) options.logger?.warn(warning);
         warned.add(warning);
       }
-      return buildSystemPrompt({
+      const prompt = buildSystemPrompt({
         threadId,
         workspaceDir,
         home: config.home,
         tools,
-        date: localDate(now, config.timezone),
+        date,
         os,
         sources,
         skillsInline: config.skillsInline,
         toAgentPath: (path) => sandbox.toAgentPath(path),
       });
+      last = { sources, date, prompt };
+      return prompt;
     },
     logger: options.logger,
     baseStreamFn: options.baseStreamFn,

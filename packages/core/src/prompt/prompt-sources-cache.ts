@@ -1,0 +1,64 @@
+import { localDate } from "../memory/local-date.js";
+import { parseThreadId } from "../store/thread-id.js";
+import { loadPromptSources, type PromptSources } from "./load-prompt-sources.js";
+
+/**
+ * How long the prompt sources read for one channel are reused without looking at the disk. Every
+ * thread of a channel sees the same files (global, transport and channel levels, today's notes),
+ * so under load hundreds of runs a second share one read instead of a dozen stats each.
+ */
+export const PROMPT_SOURCES_FRESH_MS = 250;
+
+let epoch = 0;
+
+/**
+ * Anything guppy runs may have written the files (a tool call ended): the next run of every
+ * thread reads the disk again. What the agent wrote is therefore always in its next run; an edit
+ * made outside guppy is seen within `PROMPT_SOURCES_FRESH_MS`.
+ */
+export function markPromptSourcesStale(): void {
+  epoch++;
+}
+
+interface Entry {
+  epoch: number;
+  at: number;
+  today: string;
+  sources: PromptSources;
+}
+
+const MAX_ENTRIES = 256;
+const cache = new Map<string, Entry>();
+
+/** `loadPromptSources`, shared by the threads of a channel for `freshMs` (see above). */
+export function loadPromptSourcesShared(options: {
+  home: string;
+  threadId: string;
+  now: Date;
+  timeZone?: string;
+  freshMs?: number;
+}): PromptSources {
+  const ref = parseThreadId(options.threadId);
+  const key = `${options.home}\0${ref.adapter}\0${ref.channel}\0${options.timeZone ?? ""}`;
+  const at = options.now.getTime();
+  const today = localDate(options.now, options.timeZone);
+  const hit = cache.get(key);
+  const age = hit ? at - hit.at : -1;
+  if (
+    hit &&
+    hit.epoch === epoch &&
+    hit.today === today &&
+    age >= 0 &&
+    age < (options.freshMs ?? PROMPT_SOURCES_FRESH_MS)
+  ) {
+    return hit.sources;
+  }
+  const sources = loadPromptSources(options);
+  cache.delete(key);
+  cache.set(key, { epoch, at, today, sources });
+  if (cache.size > MAX_ENTRIES) {
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
+  }
+  return sources;
+}
