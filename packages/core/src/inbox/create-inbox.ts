@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
-import { appendLinesDurably, type SyncMode } from "../store/durable-append.js";
+import { appendLinesDurably, forgetAppendState, type SyncMode } from "../store/durable-append.js";
 import { readJsonl } from "../store/jsonl.js";
 import {
   type AcceptedRecord,
@@ -16,7 +16,7 @@ export const INBOX_FILE = "inbox.jsonl";
 
 /**
  * The durable inbox: one `inbox.jsonl` per thread directory. `accept` is fsync'd before it
- * returns; progress lines (`started`, `tool`, `done`) are plain appends (they survive a killed
+ * returns; progress lines (`tool`, `done`) are plain appends (they survive a killed
  * process; after a power cut the worst case is a prompt re-run or reported twice). The file is
  * removed once every prompt in it is done and the thread goes idle.
  */
@@ -30,11 +30,15 @@ export interface Inbox {
     record: Omit<AcceptedRecord, "t" | "id" | "at" | "threadId">,
     deferSync?: boolean,
   ): { record: AcceptedRecord; synced?: Promise<void> };
-  started(threadId: string, id: string): void;
   tool(threadId: string, id: string, name: string, args: unknown): void;
   done(threadId: string, id: string, outcome: InboxOutcome): void;
   /** Accepted prompts without a `done` line, in the order they were accepted. */
   pending(threadId: string): PendingPrompt[];
+  /**
+   * The log message ids (`messageId`, else the inbox id) of every prompt in the thread's inbox,
+   * answered or not: the prompts since the thread was last deactivated cleanly.
+   */
+  promptIds(threadId: string): string[];
   /** Every inbox on disk with its pending prompts (read at start to replay them). */
   scan(): Array<{ threadId: string; pending: PendingPrompt[] }>;
   /** Deletes the thread's inbox file (call only when nothing in it is pending). */
@@ -47,17 +51,8 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
   const { store } = options;
   const logger = options.logger ?? silentLogger;
   const path = (threadId: string) => join(store.threadDir(threadId), INBOX_FILE);
-  const made = new Set<string>();
-  const ensureDir = (threadId: string) => {
-    const dir = store.threadDir(threadId);
-    if (!made.has(dir)) {
-      mkdirSync(dir, { recursive: true });
-      made.add(dir);
-    }
-    return join(dir, INBOX_FILE);
-  };
   const append = (threadId: string, record: InboxRecord, mode: SyncMode) =>
-    appendLinesDurably(ensureDir(threadId), [record], mode);
+    appendLinesDurably(join(store.ensureThreadDir(threadId), INBOX_FILE), [record], mode);
   const progress = (threadId: string, record: InboxRecord) => {
     try {
       append(threadId, record, "none");
@@ -79,7 +74,6 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
       const synced = append(threadId, record, deferSync ? "deferred" : "now");
       return synced ? { record, synced } : { record };
     },
-    started: (threadId, id) => progress(threadId, { t: "started", id, at: now() }),
     tool(threadId, id, name, args) {
       let text: string;
       try {
@@ -96,6 +90,15 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
     },
     done: (threadId, id, outcome) => progress(threadId, { t: "done", id, at: now(), outcome }),
     pending: (threadId) => readPending(path(threadId)),
+    promptIds(threadId) {
+      const file = path(threadId);
+      if (!existsSync(file)) return [];
+      const ids: string[] = [];
+      for (const record of readJsonl(file, logger, isInboxRecord)) {
+        if (record.t === "accepted") ids.push(record.messageId ?? record.id);
+      }
+      return ids;
+    },
     scan() {
       const out: Array<{ threadId: string; pending: PendingPrompt[] }> = [];
       for (const file of findInboxFiles(store.home)) {
@@ -108,6 +111,7 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
     },
     clear(threadId) {
       try {
+        forgetAppendState(path(threadId));
         rmSync(path(threadId), { force: true });
       } catch (error) {
         logger.warn(`Could not remove the inbox of ${threadId}`, { error: String(error) });
@@ -120,13 +124,13 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
     const byId = new Map<string, PendingPrompt>();
     for (const record of readJsonl(file, logger, isInboxRecord)) {
       if (record.t === "accepted") {
-        byId.set(record.id, { record, started: false, tools: [] });
+        byId.set(record.id, { record, tools: [] });
         continue;
       }
       const entry = byId.get(record.id);
       if (!entry) continue;
-      if (record.t === "started") entry.started = true;
-      else if (record.t === "tool") entry.tools.push({ name: record.name, args: record.args });
+      if (record.t === "started") continue;
+      if (record.t === "tool") entry.tools.push({ name: record.name, args: record.args });
       else byId.delete(record.id);
     }
     return [...byId.values()];

@@ -1,7 +1,8 @@
 /**
  * One line of a thread's durable inbox (`<thread dir>/inbox.jsonl`). A prompt is `accepted`
- * (fsync'd) before the channel may acknowledge it; `started`, `tool` and `done` follow it as the
- * run progresses. A prompt with no `done` line was interrupted (the process died).
+ * (fsync'd) before the channel may acknowledge it; `tool` and `done` follow it as the run
+ * progresses. A prompt with no `done` line was interrupted (the process died): with a `tool` line
+ * it had side effects and is reported, without one it is run again.
  */
 export type InboxRecord =
   | {
@@ -16,6 +17,7 @@ export type InboxRecord =
       userId?: string;
       userName?: string;
     }
+  /** Written by earlier versions when a run began; read and ignored (a `tool` line says more). */
   | { t: "started"; id: string; at: string }
   /** A tool call began: the run has (possibly) had side effects. */
   | { t: "tool"; id: string; name: string; args: string }
@@ -35,7 +37,6 @@ export type AcceptedRecord = Extract<InboxRecord, { t: "accepted" }>;
 /** A prompt of the inbox that has no `done` line. */
 export interface PendingPrompt {
   record: AcceptedRecord;
-  started: boolean;
   /** Tool calls the interrupted run had begun, in order (`name args`). */
   tools: Array<{ name: string; args: string }>;
 }

@@ -13,7 +13,12 @@ export interface Store {
   transportDir(threadId: string): string;
   channelDir(threadId: string): string;
   threadDir(threadId: string): string;
-  /** The thread's workspace (`scratch/`), created on demand: tools resolve relative paths here. */
+  /** The thread's directory, created if it is not there yet (once per process). */
+  ensureThreadDir(threadId: string): string;
+  /**
+   * The thread's workspace (`scratch/`): tools resolve relative paths here. Not created here:
+   * `bash` creates it before its first command and `write` creates parent directories.
+   */
   workspaceDir(threadId: string): string;
   /** Where oversized tool outputs are saved (`artifacts/`), created on demand. */
   artifactsDir(threadId: string): string;
@@ -52,9 +57,17 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     const ref = parseThreadId(threadId);
     return join(home, ref.adapter, encodeSegment(ref.channel));
   };
+  /** Thread id → directory: worked out a dozen times per run, so kept (bounded). */
+  const threadDirs = new Map<string, string>();
   const threadDir = (threadId: string) => {
-    const ref = parseThreadId(threadId);
-    return join(home, ref.adapter, encodeSegment(ref.channel), encodeSegment(ref.thread));
+    let dir = threadDirs.get(threadId);
+    if (dir === undefined) {
+      const ref = parseThreadId(threadId);
+      dir = join(home, ref.adapter, encodeSegment(ref.channel), encodeSegment(ref.thread));
+      if (threadDirs.size >= 4096) threadDirs.clear();
+      threadDirs.set(threadId, dir);
+    }
+    return dir;
   };
   const file = (threadId: string, name: string) => join(ensure(threadDir(threadId)), name);
 
@@ -63,7 +76,8 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     transportDir,
     channelDir,
     threadDir,
-    workspaceDir: (threadId) => ensure(join(threadDir(threadId), "scratch")),
+    ensureThreadDir: (threadId) => ensure(threadDir(threadId)),
+    workspaceDir: (threadId) => join(threadDir(threadId), "scratch"),
     artifactsDir: (threadId) => ensure(join(threadDir(threadId), "artifacts")),
 
     appendLog(threadId, entry) {

@@ -32,15 +32,19 @@ export function appendLinesDurably(
   const fd = openSync(path, "a+");
   let created = false;
   try {
-    const size = fstatSync(fd).size;
-    created = size === 0;
     let prefix = "";
-    if (size > 0) {
-      const last = Buffer.alloc(1);
-      readSync(fd, last, 0, 1, size - 1);
-      if (last[0] !== 0x0a) prefix = "\n";
+    if (!whole.has(path)) {
+      // First append to this file in this process: check how the last writer left it.
+      const size = fstatSync(fd).size;
+      created = size === 0;
+      if (size > 0) {
+        const last = Buffer.alloc(1);
+        readSync(fd, last, 0, 1, size - 1);
+        if (last[0] !== 0x0a) prefix = "\n";
+      }
     }
     writeSync(fd, prefix + body, null, "utf8");
+    rememberWhole(path);
     if (mode === "now") fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
@@ -59,6 +63,28 @@ export function appendLinesDurably(
       else resolve();
     });
   });
+}
+
+/**
+ * Files this process appended whole lines to: their last line is known to be whole, so the next
+ * append skips the fstat and one-byte read (the check matters only after another writer died
+ * mid-line, which a process sees on its first append). Bounded; forgetting only costs a check.
+ */
+const whole = new Set<string>();
+const MAX_WHOLE = 8192;
+
+function rememberWhole(path: string): void {
+  if (whole.has(path)) return;
+  if (whole.size >= MAX_WHOLE) whole.clear();
+  whole.add(path);
+}
+
+/**
+ * Forget what `appendLinesDurably` knows of a file that is about to be replaced, truncated or
+ * removed by other means.
+ */
+export function forgetAppendState(path: string): void {
+  whole.delete(path);
 }
 
 function syncDirectory(dir: string): void {

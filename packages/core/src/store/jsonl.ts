@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import { appendLinesDurably } from "./durable-append.js";
+import { appendLinesDurably, forgetAppendState } from "./durable-append.js";
 
 /**
  * Reads a JSON-lines file. A torn or invalid line (a crash mid-write) is skipped with one warning
@@ -18,6 +18,8 @@ export function readJsonl<T>(
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
   }
+  // A torn last line: the next append must check the file's end again.
+  if (text.length > 0 && !text.endsWith("\n")) forgetAppendState(path);
   return parseLines(text, validate, (i) =>
     logger.warn(`Skipped an unreadable line ${i + 1} of ${path} (torn write?)`),
   );
@@ -80,6 +82,7 @@ export function readJsonlFrom<T>(
       got += n;
     }
     const whole = buf.lastIndexOf(0x0a, got - 1) + 1;
+    if (whole < got) forgetAppendState(path);
     if (whole === 0) return { records: [], end: offset };
     const text = buf.subarray(0, whole).toString("utf8");
     const records = parseLines(text, validate, (i) =>

@@ -1,3 +1,4 @@
+import { mkdirSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { spillOutput } from "../artifacts/spill-output.js";
@@ -34,6 +35,8 @@ export function createBashTool(ctx: ToolContext): AgentTool<typeof parameters, B
     async execute(_id, params: Static<typeof parameters>, signal, onUpdate) {
       const timeoutSeconds = params.timeout_seconds ?? ctx.bashTimeoutSeconds;
       let streamed = "";
+      // The workspace is made on first use, not when a thread is created.
+      mkdirSync(ctx.workspaceDir, { recursive: true });
       const result = await ctx.sandbox.exec(params.command, {
         cwd: ctx.workspaceDir,
         timeoutMs: timeoutSeconds * 1000,

@@ -39,7 +39,8 @@ describe("store", () => {
     store.appendContext("cli:local:default", [user("hi")]);
     expect(existsSync(join(home, "cli/local/default/context.jsonl"))).toBe(true);
     expect(store.workspaceDir("cli:local:default")).toBe(join(home, "cli/local/default/scratch"));
-    expect(existsSync(join(home, "cli/local/default/scratch"))).toBe(true);
+    // Not made until a tool needs it (bash creates it before its first command).
+    expect(existsSync(join(home, "cli/local/default/scratch"))).toBe(false);
   });
 
   it("appends whole lines and reads them back in order", () => {

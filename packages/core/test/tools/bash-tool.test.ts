@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createBashTool } from "../../src/tools/bash-tool.js";
@@ -21,6 +21,13 @@ describe("bash tool", () => {
     expect(text).toContain(fx.workspaceDir);
     expect(text).toContain("[exit code 0]");
     expect(r.details.exitCode).toBe(0);
+  });
+
+  it("creates the workspace before its first command", async () => {
+    rmSync(fx.workspaceDir, { recursive: true });
+    const result = await createBashTool(fx.ctx).execute("c0", { command: "pwd" });
+    expect(resultText(result).trim()).toContain(fx.workspaceDir);
+    expect(existsSync(fx.workspaceDir)).toBe(true);
   });
 
   it("reports a non-zero exit as a tool error that still carries the output", async () => {
