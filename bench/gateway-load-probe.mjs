@@ -10,7 +10,7 @@ import { createOrchestrator, createStore, createThreadRunner, loadConfig } from 
 import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
 
 const [THREADS, MESSAGES, CONCURRENT, LATENCY_MS] = process.argv.slice(2).map(Number);
-const home = mkdtempSync(join(tmpdir(), "guppy-bench-load-"));
+const home = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "guppy-bench-load-"));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const faux = registerFauxProvider({ models: [{ id: "faux", contextWindow: 128_000 }] });
 const answer = async () => {

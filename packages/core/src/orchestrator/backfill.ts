@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Store } from "../store/create-store.js";
@@ -19,6 +19,8 @@ export function readCursor(store: Store, threadId: string): number {
   const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
   let text: string;
   try {
+    // A new thread has none: checked first, as a thrown ENOENT costs more than the stat.
+    if (!statSync(file, { throwIfNoEntry: false })) return 0;
     text = readFileSync(file, "utf8");
   } catch {
     return 0;

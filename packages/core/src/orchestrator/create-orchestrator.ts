@@ -165,9 +165,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     actor.handle = undefined;
     actor.afterRun = undefined;
     actor.drain = undefined;
+    const saved = saveCursor(actor);
     actor.log = undefined;
-    // Every prompt in the inbox is done: the file has nothing left to replay.
-    inbox.clear(actor.threadId);
+    // Every prompt in the inbox is done: the file has nothing left to replay. (Kept when the
+    // cursor could not be saved: its prompt ids keep their log lines out of the next backfill.)
+    if (saved) inbox.clear(actor.threadId);
   };
 
   const startDrain = (actor: Actor) => {
@@ -206,7 +208,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   async function runItem(actor: Actor, item: QueuedPrompt): Promise<void> {
     const { threadId } = actor;
     const { record } = item;
-    if (item.replay?.started && item.replay.tools.length > 0) {
+    if (item.replay && item.replay.tools.length > 0) {
       reportInterrupted(actor, item, item.replay);
       return;
     }
@@ -237,7 +239,6 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       fail(`Could not start the agent: ${oneLine(String((error as Error)?.message ?? error))}`);
       return;
     }
-    inbox.started(threadId, record.id);
     const unsubscribe = runner.subscribe(deliver);
     actor.running = true;
     counts.runs++;
@@ -284,7 +285,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   /** Syncs messages logged while no agent ran into the context. */
   function backfill(actor: Actor, item: QueuedPrompt): void {
     const { threadId } = actor;
-    actor.log ??= createLogTail(store, threadId);
+    actor.log ??= logTail(threadId);
     const promptIds = new Set<string>();
     for (const q of [item, ...actor.queue]) promptIds.add(q.record.messageId ?? q.record.id);
     const entries = actor.log.backfill(promptIds);
@@ -297,12 +298,25 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     }
   }
 
+  const logTail = (threadId: string) => createLogTail(store, threadId, inbox.promptIds(threadId));
+
   function advanceCursor(actor: Actor, promptId: string) {
     try {
-      actor.log ??= createLogTail(store, actor.threadId);
+      actor.log ??= logTail(actor.threadId);
       actor.log.afterRun(promptId);
     } catch (error) {
+      logger.warn(`Could not read the log of ${actor.threadId}`, { error: String(error) });
+    }
+  }
+
+  /** Writes the thread's log cursor past its runs' lines; false when that failed. */
+  function saveCursor(actor: Actor): boolean {
+    try {
+      actor.log?.save();
+      return true;
+    } catch (error) {
       logger.warn(`Could not save the log cursor of ${actor.threadId}`, { error: String(error) });
+      return false;
     }
   }
 
@@ -515,7 +529,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
             type: "replayed",
             threadId,
             inboxId: p.record.id,
-            action: p.started && p.tools.length > 0 ? "reported" : "rerun",
+            action: p.tools.length > 0 ? "reported" : "rerun",
           });
           return { record: p.record, replay: p };
         });
@@ -561,6 +575,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         }
         await drains();
       }
+      for (const actor of actors.values()) saveCursor(actor);
     },
 
     subscribe(listener) {

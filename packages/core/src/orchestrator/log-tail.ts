@@ -6,39 +6,57 @@ import { readCursor, writeCursor } from "./backfill.js";
  * An active actor's view of its thread's log.jsonl for backfill: read whole once, at the first
  * run after activation, then only the lines appended since — a run's bookkeeping never re-reads
  * the thread's history. Dropped on deactivation (it holds the message ids seen so far).
+ *
+ * The cursor file is written when a backfill happened and by `save` (deactivation, shutdown), not
+ * after every run: the lines a run logs are known in memory (`afterRun`). After a crash the saved
+ * cursor may be behind those runs' lines; their prompts are still in the thread's inbox (it is
+ * cleared only after `save`), and `ranBefore` passes those ids in so they are not backfilled.
  */
 export interface LogTail {
   /**
-   * Entries to backfill before a run: after the cursor, not from guppy, not one of `promptIds`
-   * (the prompt about to run and those queued behind it: they reach the context as prompts), and
-   * not a message id already seen. The cursor moves past everything read.
+   * Entries to backfill before a run: after the cursor, not from guppy, not a prompt that ran or
+   * runs (`promptIds`: the one about to run and those queued behind it), and not a message id
+   * already seen. The cursor moves past everything read.
    */
   backfill(promptIds: ReadonlySet<string>): LogEntry[];
-  /**
-   * After a run: the cursor moves past the run's own lines, but not past a message another sender
-   * logged meanwhile (it is backfilled next time).
-   */
+  /** A prompt ran: its log lines are part of the context, never backfilled. No file work. */
   afterRun(promptId: string): void;
+  /**
+   * Saves the cursor past the runs' own lines, but not past a message another sender logged
+   * after them (it is backfilled next time).
+   */
+  save(): void;
 }
 
-export function createLogTail(store: Store, threadId: string): LogTail {
+export function createLogTail(
+  store: Store,
+  threadId: string,
+  ranBefore: Iterable<string> = [],
+): LogTail {
   let cursor = readCursor(store, threadId);
+  let saved = cursor;
   let offset = 0;
   let count = 0;
   /** Message ids of the entries before the cursor. */
   const seen = new Set<string>();
+  /** Prompts that ran whose log lines the cursor has not passed yet. */
+  const ran = new Set<string>(ranBefore);
   /** The entries from the cursor on, in order. */
   let after: LogEntry[] = [];
 
-  const moveCursor = (n: number) => {
+  const moveCursor = (n: number, write: boolean) => {
     for (let i = 0; i < n; i++) {
       const id = after[i]?.messageId;
-      if (id) seen.add(id);
+      if (id) {
+        seen.add(id);
+        ran.delete(id);
+      }
     }
     after = after.slice(n);
-    if (n > 0) {
-      cursor += n;
+    cursor += n;
+    if (write && cursor !== saved) {
       writeCursor(store, threadId, cursor);
+      saved = cursor;
     }
   };
 
@@ -48,6 +66,7 @@ export function createLogTail(store: Store, threadId: string): LogTail {
       // Replaced or truncated under us: start over from the saved cursor.
       offset = 0;
       count = 0;
+      cursor = saved;
       seen.clear();
       after = [];
       tail = store.readLogFrom(threadId, 0);
@@ -63,24 +82,32 @@ export function createLogTail(store: Store, threadId: string): LogTail {
     if (cursor > count) cursor = count;
   };
 
+  /** Not guppy's and not a prompt that ran: a message posted beside the runs. */
+  const foreign = (entry: LogEntry) =>
+    !entry.isBot && !(entry.messageId !== undefined && ran.has(entry.messageId));
+
   return {
     backfill(promptIds) {
       sync();
       const picked = new Set<string>();
       const entries = after.filter((entry) => {
-        if (entry.isBot) return false;
+        if (!foreign(entry)) return false;
         const id = entry.messageId;
         if (id && (seen.has(id) || picked.has(id) || promptIds.has(id))) return false;
         if (id) picked.add(id);
         return true;
       });
-      moveCursor(after.length);
+      // What was backfilled is in the context now: the cursor must not fall behind it.
+      moveCursor(after.length, entries.length > 0);
       return entries;
     },
     afterRun(promptId) {
+      ran.add(promptId);
+    },
+    save() {
       sync();
-      const stop = after.findIndex((e) => !e.isBot && e.messageId !== promptId);
-      moveCursor(stop === -1 ? after.length : stop);
+      const stop = after.findIndex(foreign);
+      moveCursor(stop === -1 ? after.length : stop, true);
     },
   };
 }

@@ -34,20 +34,36 @@ describe("log tail (backfill bookkeeping)", () => {
     store.appendLog(T, entry("p1", "the prompt"));
     const tail = createLogTail(store, T);
     expect(texts(tail.backfill(new Set(["p1"])))).toEqual(["aside one", "aside two"]);
-    expect(cursor()).toBe(3);
+    expect(cursor()).toBe(3); // written at once: those two are in the context now
     // The run logs its answer; another sender posts meanwhile.
     store.appendLog(T, entry("r1", "the answer", true));
     store.appendLog(T, entry("m3", "posted during the run"));
     store.appendLog(T, entry("r2", "more of the answer", true));
     tail.afterRun("p1");
+    expect(cursor()).toBe(3); // a run moves it in memory only
+    store.appendLog(T, entry("p2", "next prompt, logged by its run"));
+    store.appendLog(T, entry("r3", "its answer", true));
+    tail.afterRun("p2");
+    tail.save();
     expect(cursor()).toBe(4); // stops before m3: it is backfilled next time
     store.appendLog(T, entry("m1", "a re-delivery of m1"));
-    store.appendLog(T, entry("p2", "next prompt"));
-    expect(texts(tail.backfill(new Set(["p2"])))).toEqual(["posted during the run"]);
-    expect(cursor()).toBe(8);
+    store.appendLog(T, entry("p3", "third prompt"));
+    expect(texts(tail.backfill(new Set(["p3"])))).toEqual(["posted during the run"]);
+    expect(cursor()).toBe(10);
     // A fresh tail (after deactivation) resumes from the saved cursor.
     store.appendLog(T, entry("m4", "later"));
     expect(texts(createLogTail(store, T).backfill(new Set()))).toEqual(["later"]);
+  });
+
+  it("after a crash, keeps the runs' prompts out of the backfill by the ids the inbox still holds", () => {
+    store.appendLog(T, entry("p1", "a prompt that ran"));
+    store.appendLog(T, entry("r1", "its answer", true));
+    store.appendLog(T, entry("m1", "posted beside it"));
+    store.appendLog(T, entry("p2", "another that ran"));
+    // No cursor was saved (the process was killed); the inbox still lists p1 and p2.
+    const tail = createLogTail(store, T, ["p1", "p2"]);
+    expect(texts(tail.backfill(new Set(["p3"])))).toEqual(["posted beside it"]);
+    expect(cursor()).toBe(4);
   });
 
   it("leaves a line still being written for the next read, and starts over when the log is replaced", () => {
