@@ -2,7 +2,8 @@
 // durable inbox, store and thread runners (system prompt, tools, context engine), with pi-ai's
 // faux provider answering every request after LATENCY_MS. No HTTP on either side, so the
 // figure is the runtime's scheduling and bookkeeping cost, not the client's or the LLM's.
-// Prints one JSON line. Args: threads messages concurrency latencyMs
+// Prints one JSON line. Args: threads messages concurrency latencyMs. GUPPY_HOME is made under
+// BENCH_DIR when set (e.g. /dev/shm), else under the system temp dir.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -5,6 +5,8 @@
 //    (a) through HTTP, the openai-compatible route, with a faux OpenAI server in this process, and
 //    (b) in process (bench/gateway-load-probe.mjs): the same orchestrator, inbox, store and thread
 //        runners with pi-ai's faux provider — the runtime's own cost without two HTTP hops
+//    (b) is run with GUPPY_HOME on this disk and on tmpfs, which separates the runtime's cost from
+//        the disk's (file creation is slow on some virtual disks)
 //  - the file-system floor: the appends and reads one prompt needs, timed alone on this machine
 //  - RSS per idle deactivated thread (target ≤ 5 KB): through HTTP, RSS growth over 4,000 more
 //    one-message threads once all are deactivated, divided by 4,000 (RSS moves in allocator-sized
@@ -13,6 +15,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import {
   closeSync,
+  existsSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -111,25 +114,30 @@ async function startServe(home, extra = {}) {
 }
 
 /**
- * The file work one prompt needs at least (inbox accepted/started/done, context, two log lines,
- * the log cursor; the log read twice), timed alone: what this machine's disk makes the floor.
+ * The file work one prompt needs at least (inbox accepted and done, the log's two lines, the
+ * context's append, one read of the log's new lines) over 1,000 new threads × 5 prompts, timed
+ * alone: what this machine's disk makes the floor. Also what creating one file costs here (each
+ * new thread creates its directory, inbox.jsonl, log.jsonl and context.jsonl).
  */
-function fileOpsPerPrompt(home) {
+function fileFloor(home) {
+  const line = '{"role":"user","content":"message"}\n';
   const t0 = performance.now();
-  for (let t = 0; t < 500; t++) {
-    const dir = join(home, `t${t}`);
-    mkdirSync(dir, { recursive: true });
-    for (let m = 0; m < 5; m++) {
-      for (const f of ["inbox", "inbox", "context", "log", "log", "inbox", "cursor"]) {
-        const fd = openSync(join(dir, f), "a+");
-        writeSync(fd, '{"role":"user","content":"message"}\n');
+  for (let m = 0; m < 5; m++) {
+    for (let t = 0; t < 1000; t++) {
+      const dir = join(home, `t${t}`);
+      if (m === 0) mkdirSync(dir);
+      for (const f of ["inbox", "log", "context", "log", "inbox"]) {
+        const fd = openSync(join(dir, f), "a");
+        writeSync(fd, line);
         closeSync(fd);
       }
       readFileSync(join(dir, "log"), "utf8");
-      readFileSync(join(dir, "log"), "utf8");
     }
   }
-  return (performance.now() - t0) / 2500;
+  const perPrompt = (performance.now() - t0) / 5000;
+  const c0 = performance.now();
+  for (let i = 0; i < 500; i++) closeSync(openSync(join(home, `t${i}`, "new"), "a"));
+  return { perPrompt, perCreate: (performance.now() - c0) / 500 };
 }
 
 const homes = [];
@@ -197,19 +205,29 @@ try {
     `                     ${((THREADS * MESSAGES) / (wall / 1000)).toFixed(0)} prompts/s, RSS after load ${rssMb(s.child.pid).toFixed(1)} MB`,
   );
 
-  // 2b. The same load in process, and what the file system alone costs per prompt.
+  // 2b. The same load in process — GUPPY_HOME on this disk, and on tmpfs when there is one — and
+  // what the file system alone costs.
   const probe = fileURLToPath(new URL("./gateway-load-probe.mjs", import.meta.url));
-  const inProcess = JSON.parse(
-    execFileSync(process.execPath, [probe, "1000", "5", String(CONCURRENT), String(LATENCY_MS)], {
-      encoding: "utf8",
-    }),
-  );
+  const inProcess = (dir) =>
+    JSON.parse(
+      execFileSync(process.execPath, [probe, "1000", "5", String(CONCURRENT), String(LATENCY_MS)], {
+        encoding: "utf8",
+        env: { ...process.env, ...(dir ? { BENCH_DIR: dir } : {}) },
+      }),
+    );
+  const onDisk = inProcess(undefined);
   console.log(
-    `load in process      ${inProcess.answered}/${inProcess.total} answered; wall ${inProcess.wall.toFixed(0)} ms = ${inProcess.ratio.toFixed(2)}× ideal (target ≤ 1.3×)`,
+    `load in process      ${onDisk.answered}/${onDisk.total} answered; wall ${onDisk.wall.toFixed(0)} ms = ${onDisk.ratio.toFixed(2)}× ideal (target ≤ 1.3×), GUPPY_HOME in ${tmpdir()}`,
   );
-  const floor = fileOpsPerPrompt(newHome());
+  if (existsSync("/dev/shm")) {
+    const onTmpfs = inProcess("/dev/shm");
+    console.log(
+      `                     ${onTmpfs.answered}/${onTmpfs.total} answered; wall ${onTmpfs.wall.toFixed(0)} ms = ${onTmpfs.ratio.toFixed(2)}× ideal, GUPPY_HOME on tmpfs (/dev/shm): the runtime without the disk`,
+    );
+  }
+  const floor = fileFloor(newHome());
   console.log(
-    `file-system floor    ${floor.toFixed(3)} ms per prompt for its appends and reads alone = ${((floor * THREADS * MESSAGES) / ideal).toFixed(2)}× ideal on one thread of this machine`,
+    `file-system floor    ${floor.perPrompt.toFixed(3)} ms per prompt for its appends and read alone = ${((floor.perPrompt * THREADS * MESSAGES) / ideal).toFixed(2)}× ideal on one thread; creating a file ${floor.perCreate.toFixed(3)} ms`,
   );
 
   // 3. RSS per idle deactivated thread.

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, statSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
@@ -18,7 +18,7 @@ export const INBOX_FILE = "inbox.jsonl";
  * The durable inbox: one `inbox.jsonl` per thread directory. `accept` is fsync'd before it
  * returns; progress lines (`tool`, `done`) are plain appends (they survive a killed
  * process; after a power cut the worst case is a prompt re-run or reported twice). The file is
- * removed once every prompt in it is done and the thread goes idle.
+ * emptied once every prompt in it is done and the thread goes idle.
  */
 export interface Inbox {
   /**
@@ -41,7 +41,7 @@ export interface Inbox {
   promptIds(threadId: string): string[];
   /** Every inbox on disk with its pending prompts (read at start to replay them). */
   scan(): Array<{ threadId: string; pending: PendingPrompt[] }>;
-  /** Deletes the thread's inbox file (call only when nothing in it is pending). */
+  /** Empties the thread's inbox file (call only when nothing in it is pending). */
   clear(threadId: string): void;
 }
 
@@ -105,16 +105,20 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
         const pending = readPending(file);
         const threadId = pending[0]?.record.threadId;
         if (threadId) out.push({ threadId, pending });
-        else rmSync(file, { force: true });
+        else truncateSync(file, 0);
       }
       return out;
     },
     clear(threadId) {
+      const file = path(threadId);
       try {
-        forgetAppendState(path(threadId));
-        rmSync(path(threadId), { force: true });
+        forgetAppendState(file);
+        // Emptied, not removed: the thread's next prompt appends to it instead of creating a
+        // file (file creation and removal are journal operations that stall behind fsyncs).
+        truncateSync(file, 0);
       } catch (error) {
-        logger.warn(`Could not remove the inbox of ${threadId}`, { error: String(error) });
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+        logger.warn(`Could not empty the inbox of ${threadId}`, { error: String(error) });
       }
     },
   };
@@ -137,7 +141,7 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
   }
 }
 
-/** `<home>/<adapter>/<channel>/<thread>/inbox.jsonl` files. */
+/** Non-empty `<home>/<adapter>/<channel>/<thread>/inbox.jsonl` files. */
 function findInboxFiles(home: string): string[] {
   const out: string[] = [];
   for (const adapter of dirs(home)) {
@@ -145,7 +149,8 @@ function findInboxFiles(home: string): string[] {
     for (const channel of dirs(join(home, adapter))) {
       for (const thread of dirs(join(home, adapter, channel))) {
         const file = join(home, adapter, channel, thread, INBOX_FILE);
-        if (existsSync(file)) out.push(file);
+        // An empty inbox (every prompt answered) has nothing to replay.
+        if ((statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0) out.push(file);
       }
     }
   }

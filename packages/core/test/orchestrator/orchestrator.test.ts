@@ -285,7 +285,8 @@ describe("orchestrator (faux provider)", () => {
     expect(existsSync(join(store.threadDir(id), INBOX_FILE))).toBe(true);
     await until(() => o.status(id).state === "inactive");
     expect(o.counters().loadedRunners).toBe(0);
-    expect(existsSync(join(store.threadDir(id), INBOX_FILE))).toBe(false);
+    // Emptied (every prompt in it was answered), kept for the thread's next prompt.
+    expect(readFileSync(join(store.threadDir(id), INBOX_FILE), "utf8")).toBe("");
     expect(o.status(id).messages).toBe(2);
     o.send(id, { type: "prompt", text: "what was it?", thread: t.handle });
     await until(() => t.finals().length === 2);
