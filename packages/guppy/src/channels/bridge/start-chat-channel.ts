@@ -5,6 +5,7 @@ import { createAccessStore } from "../../access/access-store.js";
 import { channelAccessSettings } from "../../access/channel-access-settings.js";
 import { createAccessControl } from "../../access/create-access-control.js";
 import type { GatewayContext } from "../../gateway/gateway-channel.js";
+import { unregisterChannelLink } from "./channel-links.js";
 import { toChatLogger } from "./chat-logger.js";
 import type { ReplySettings } from "./chat-thread-handle.js";
 import { type ChatBridge, createChatBridge } from "./create-chat-bridge.js";
@@ -48,4 +49,15 @@ export async function startChatChannel(
   });
   await chat.initialize();
   return { chat, bridge };
+}
+
+/**
+ * Stops a channel started by `startChatChannel`: no new messages reach the orchestrator, the Chat
+ * SDK shuts down and the replies already under way are finished. Nothing when it never started.
+ */
+export async function stopChatChannel(running: RunningChatChannel | undefined): Promise<void> {
+  if (!running) return;
+  unregisterChannelLink(running.bridge.link);
+  await running.chat.shutdown();
+  await running.bridge.idle();
 }

@@ -1,9 +1,12 @@
 import { createDiscordAdapter } from "@chat-adapter/discord";
 import type { Logger } from "@guppy/core";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
-import { unregisterChannelLink } from "../bridge/channel-links.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
-import { type RunningChatChannel, startChatChannel } from "../bridge/start-chat-channel.js";
+import {
+  type RunningChatChannel,
+  startChatChannel,
+  stopChatChannel,
+} from "../bridge/start-chat-channel.js";
 import { splitMessage } from "../format/split-message.js";
 
 /** Discord's limit on a message's content. */
@@ -81,10 +84,7 @@ export function createDiscordChannel(): GatewayChannel {
       await listener;
       const current = running;
       running = undefined;
-      if (!current) return;
-      unregisterChannelLink(current.bridge.link);
-      await current.chat.shutdown();
-      await current.bridge.idle();
+      await stopChatChannel(current);
     },
   };
 }

@@ -1,8 +1,11 @@
 import { createSlackAdapter } from "@chat-adapter/slack";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
-import { unregisterChannelLink } from "../bridge/channel-links.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
-import { type RunningChatChannel, startChatChannel } from "../bridge/start-chat-channel.js";
+import {
+  type RunningChatChannel,
+  startChatChannel,
+  stopChatChannel,
+} from "../bridge/start-chat-channel.js";
 import { splitMessage } from "../format/split-message.js";
 
 /** Slack's practical limit for one message's text (the API truncates at 40,000; blocks at 3,000). */
@@ -35,10 +38,7 @@ export function createSlackChannel(): GatewayChannel {
     async stop() {
       const current = running;
       running = undefined;
-      if (!current) return;
-      unregisterChannelLink(current.bridge.link);
-      await current.chat.shutdown();
-      await current.bridge.idle();
+      await stopChatChannel(current);
     },
   };
 }

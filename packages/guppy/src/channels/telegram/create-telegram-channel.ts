@@ -1,8 +1,11 @@
 import { createTelegramAdapter } from "@chat-adapter/telegram";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
-import { unregisterChannelLink } from "../bridge/channel-links.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
-import { type RunningChatChannel, startChatChannel } from "../bridge/start-chat-channel.js";
+import {
+  type RunningChatChannel,
+  startChatChannel,
+  stopChatChannel,
+} from "../bridge/start-chat-channel.js";
 import { splitMessage } from "../format/split-message.js";
 import { registerTelegramCommands } from "./register-telegram-commands.js";
 import { renderTelegramMarkdown, TELEGRAM_MESSAGE_LIMIT } from "./telegram-format.js";
@@ -52,10 +55,7 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
     async stop() {
       const current = running;
       running = undefined;
-      if (!current) return;
-      unregisterChannelLink(current.bridge.link);
-      await current.chat.shutdown();
-      await current.bridge.idle();
+      await stopChatChannel(current);
     },
   };
 }
