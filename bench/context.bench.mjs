@@ -149,7 +149,7 @@ for (const n of [10, 100, 1_000, 5_000]) {
   const store = createStore({ home });
   const threadId = "cli:local:bench";
   const messages = history(n);
-  store.workspaceDir(threadId); // creates the thread directory
+  store.ensureThreadDir(threadId);
   writeFileSync(
     join(store.threadDir(threadId), "context.jsonl"),
     `${messages.map((m) => JSON.stringify(m)).join("\n")}\n`,
