@@ -91,10 +91,8 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
     done: (threadId, id, outcome) => progress(threadId, { t: "done", id, at: now(), outcome }),
     pending: (threadId) => readPending(path(threadId)),
     promptIds(threadId) {
-      const file = path(threadId);
-      if (!existsSync(file)) return [];
       const ids: string[] = [];
-      for (const record of readJsonl(file, logger, isInboxRecord)) {
+      for (const record of readRecords(path(threadId))) {
         if (record.t === "accepted") ids.push(record.messageId ?? record.id);
       }
       return ids;
@@ -105,17 +103,13 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
         const pending = readPending(file);
         const threadId = pending[0]?.record.threadId;
         if (threadId) out.push({ threadId, pending });
-        else truncateSync(file, 0);
+        else empty(file);
       }
       return out;
     },
     clear(threadId) {
-      const file = path(threadId);
       try {
-        forgetAppendState(file);
-        // Emptied, not removed: the thread's next prompt appends to it instead of creating a
-        // file (file creation and removal are journal operations that stall behind fsyncs).
-        truncateSync(file, 0);
+        empty(path(threadId));
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
         logger.warn(`Could not empty the inbox of ${threadId}`, { error: String(error) });
@@ -123,10 +117,13 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
     },
   };
 
+  function readRecords(file: string): InboxRecord[] {
+    return existsSync(file) ? readJsonl(file, logger, isInboxRecord) : [];
+  }
+
   function readPending(file: string): PendingPrompt[] {
-    if (!existsSync(file)) return [];
     const byId = new Map<string, PendingPrompt>();
-    for (const record of readJsonl(file, logger, isInboxRecord)) {
+    for (const record of readRecords(file)) {
       if (record.t === "accepted") {
         byId.set(record.id, { record, tools: [] });
         continue;
@@ -139,6 +136,15 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
     }
     return [...byId.values()];
   }
+}
+
+/**
+ * Empties an inbox file rather than removing it: the thread's next prompt appends to it instead of
+ * creating a file (file creation and removal are journal operations that stall behind fsyncs).
+ */
+function empty(file: string): void {
+  forgetAppendState(file);
+  truncateSync(file, 0);
 }
 
 /** Non-empty `<home>/<adapter>/<channel>/<thread>/inbox.jsonl` files. */

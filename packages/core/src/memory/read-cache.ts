@@ -13,10 +13,11 @@ const folders = new Map<string, { stamp: string; subdirs: string[] }>();
 
 const stampOf = (st: Stats) => `${st.mtimeMs}:${st.ctimeMs}:${st.size}:${st.ino}`;
 
-function remember<T>(cache: Map<string, T>, key: string, value: T): void {
+/** Sets `key` as the newest entry of an insertion-ordered cache, dropping the oldest past `max`. */
+export function remember<T>(cache: Map<string, T>, key: string, value: T, max = MAX_ENTRIES): void {
   cache.delete(key);
   cache.set(key, value);
-  if (cache.size > MAX_ENTRIES) {
+  if (cache.size > max) {
     const oldest = cache.keys().next().value;
     if (oldest !== undefined) cache.delete(oldest);
   }

@@ -266,7 +266,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       actor.running = false;
       actor.lastActivity = Date.now();
       if (!ended) fail("The run failed inside guppy; see the gateway log.");
-      advanceCursor(actor, record.messageId ?? record.id);
+      rememberRun(actor, record.messageId ?? record.id);
       const after = actor.afterRun;
       actor.afterRun = undefined;
       for (const fn of after ?? []) fn();
@@ -300,12 +300,15 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
 
   const logTail = (threadId: string) => createLogTail(store, threadId, inbox.promptIds(threadId));
 
-  function advanceCursor(actor: Actor, promptId: string) {
+  /** The prompt ran: its log lines are kept out of backfill (the cursor moves on `saveCursor`). */
+  function rememberRun(actor: Actor, promptId: string) {
     try {
       actor.log ??= logTail(actor.threadId);
       actor.log.afterRun(promptId);
     } catch (error) {
-      logger.warn(`Could not read the log of ${actor.threadId}`, { error: String(error) });
+      logger.warn(`Could not read the log cursor or inbox of ${actor.threadId}`, {
+        error: String(error),
+      });
     }
   }
 
@@ -339,7 +342,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       logger.error(`Could not write the log of ${threadId}`, { error: String(error) });
     }
     // The interrupted prompt's log line is answered by the notice: not something to backfill.
-    advanceCursor(actor, record.messageId ?? record.id);
+    rememberRun(actor, record.messageId ?? record.id);
     inbox.done(threadId, record.id, "interrupted-reported");
     counts.reported++;
     emit({ type: "replayed", threadId, inboxId: record.id, action: "reported" });

@@ -1,4 +1,5 @@
 import { localDate } from "../memory/local-date.js";
+import { remember } from "../memory/read-cache.js";
 import { parseThreadId } from "../store/thread-id.js";
 import { loadPromptSources, type PromptSources } from "./load-prompt-sources.js";
 
@@ -54,11 +55,6 @@ export function loadPromptSourcesShared(options: {
     return hit.sources;
   }
   const sources = loadPromptSources(options);
-  cache.delete(key);
-  cache.set(key, { epoch, at, today, sources });
-  if (cache.size > MAX_ENTRIES) {
-    const oldest = cache.keys().next().value;
-    if (oldest !== undefined) cache.delete(oldest);
-  }
+  remember(cache, key, { epoch, at, today, sources }, MAX_ENTRIES);
   return sources;
 }
