@@ -23,7 +23,7 @@ import {
   rmSync,
   writeSync,
 } from "node:fs";
-import { createServer } from "node:http";
+import { Agent, createServer, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -172,19 +172,43 @@ try {
     GUPPY_MAX_CONCURRENT: String(CONCURRENT),
     GUPPY_IDLE_TIMEOUT_SECONDS: "2",
   });
-  const ask = async (thread, text) => {
-    const r = await fetch(`${s.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${s.token}`,
-        "content-type": "application/json",
-        "x-guppy-thread": thread,
-      },
-      body: JSON.stringify({ model: "faux", messages: [{ role: "user", content: text }] }),
+  // node:http with a keep-alive agent rather than fetch: undici's fetch costs this process about
+  // twice the CPU per request, and on a 2-core machine the client competes with the gateway.
+  const agent = new Agent({ keepAlive: true });
+  const ask = (thread, text) =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify({ model: "faux", messages: [{ role: "user", content: text }] });
+      const req = request(
+        `${s.url}/v1/chat/completions`,
+        {
+          method: "POST",
+          agent,
+          headers: {
+            authorization: `Bearer ${s.token}`,
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(body),
+            "x-guppy-thread": thread,
+          },
+        },
+        (res) => {
+          let data = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk) => {
+            data += chunk;
+          });
+          res.on("end", () => {
+            try {
+              const answer = JSON.parse(data).choices?.[0]?.message?.content;
+              resolve(res.statusCode === 200 && typeof answer === "string");
+            } catch {
+              resolve(false);
+            }
+          });
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
     });
-    const body = await r.json();
-    return r.ok && typeof body.choices?.[0]?.message?.content === "string";
-  };
   // Warm-up (JIT, first connections), not timed.
   await Promise.all(Array.from({ length: 64 }, (_, i) => ask(`warm${i}`, "warm up")));
   const t0 = performance.now();
@@ -244,6 +268,7 @@ try {
   console.log(
     `idle threads         RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB over ${EXTRA} more deactivated threads = ${(((after - before) * 1024 * 1024) / EXTRA / 1024).toFixed(2)} KB/thread (target ≤ 5 KB)`,
   );
+  agent.destroy();
   await s.stop();
 
   // 3b. The same in process, after GC: heap and RSS retained per deactivated thread.

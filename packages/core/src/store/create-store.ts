@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { writeFileAtomic } from "./atomic-write.js";
+import { forgetAppendState } from "./durable-append.js";
 import { appendJsonl, type JsonlTail, readJsonl, readJsonlFrom, serializeJsonl } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
 import { encodeSegment, parseThreadId } from "./thread-id.js";
@@ -97,10 +98,13 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       appendJsonl(file(threadId, "context.jsonl"), messages);
     },
     saveContext(threadId, messages) {
-      writeFileAtomic(file(threadId, "context.jsonl"), serializeJsonl(messages));
+      const path = file(threadId, "context.jsonl");
+      forgetAppendState(path);
+      writeFileAtomic(path, serializeJsonl(messages));
     },
     archiveContext(threadId) {
       const current = join(threadDir(threadId), "context.jsonl");
+      forgetAppendState(current);
       if (!existsSync(current)) return undefined;
       const stamp = new Date().toISOString().replace(/[:.]/g, "-");
       const target = join(threadDir(threadId), `context-${stamp}.jsonl`);

@@ -29,35 +29,36 @@ export function appendLinesDurably(
 ): Promise<void> | undefined {
   if (records.length === 0) return undefined;
   const body = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
-  const fd = openSync(path, "a+");
+  const file = openForAppend(path);
   let created = false;
   try {
     let prefix = "";
-    if (!whole.has(path)) {
-      // First append to this file in this process: check how the last writer left it.
-      const size = fstatSync(fd).size;
+    if (!file.whole) {
+      // First append to this file since it was opened: check how the last writer left it.
+      const size = fstatSync(file.fd).size;
       created = size === 0;
       if (size > 0) {
         const last = Buffer.alloc(1);
-        readSync(fd, last, 0, 1, size - 1);
+        readSync(file.fd, last, 0, 1, size - 1);
         if (last[0] !== 0x0a) prefix = "\n";
       }
     }
-    writeSync(fd, prefix + body, null, "utf8");
-    rememberWhole(path);
-    if (mode === "now") fsyncSync(fd);
+    writeSync(file.fd, prefix + body, null, "utf8");
+    file.whole = true;
+    if (mode === "now") fsyncSync(file.fd);
   } catch (error) {
-    closeSync(fd);
+    release(path, file);
     throw error;
   }
   if (mode !== "deferred") {
-    closeSync(fd);
     if (mode === "now" && created) syncDirectory(dirname(path));
     return undefined;
   }
+  file.syncing++;
   return new Promise<void>((resolve, reject) => {
-    fsync(fd, (error) => {
-      close(fd, () => {});
+    fsync(file.fd, (error) => {
+      file.syncing--;
+      if (file.closed && file.syncing === 0) close(file.fd, () => {});
       if (error) reject(error);
       else if (created) syncDirectoryAsync(dirname(path)).then(resolve, resolve);
       else resolve();
@@ -66,25 +67,65 @@ export function appendLinesDurably(
 }
 
 /**
- * Files this process appended whole lines to: their last line is known to be whole, so the next
- * append skips the fstat and one-byte read (the check matters only after another writer died
- * mid-line, which a process sees on its first append). Bounded; forgetting only costs a check.
+ * An append-only file this process keeps open: opening a file by path costs more than the
+ * append itself (a path walk; on journaled disks a stall behind other fsyncs), and a busy thread
+ * appends several lines per prompt. `whole` says its last line is known to be whole, so the next
+ * append skips the fstat and one-byte read (which matter only after another writer died
+ * mid-line). `syncing` counts deferred fsyncs in flight: a file evicted meanwhile is closed when
+ * the last one completes.
  */
-const whole = new Set<string>();
-const MAX_WHOLE = 8192;
+interface OpenFile {
+  fd: number;
+  whole: boolean;
+  syncing: number;
+  closed: boolean;
+}
 
-function rememberWhole(path: string): void {
-  if (whole.has(path)) return;
-  if (whole.size >= MAX_WHOLE) whole.clear();
-  whole.add(path);
+/** Most recently used last; bounded well under the process's file-descriptor limit. */
+const openFiles = new Map<string, OpenFile>();
+const MAX_OPEN = 512;
+
+function openForAppend(path: string): OpenFile {
+  const cached = openFiles.get(path);
+  if (cached) {
+    openFiles.delete(path);
+    // Still the file at `path`? One that was removed or replaced by a rename has no links left:
+    // appends to it would go nowhere, so open the path again.
+    if (fstatSync(cached.fd).nlink > 0) {
+      openFiles.set(path, cached);
+      return cached;
+    }
+    shut(cached);
+  }
+  const file: OpenFile = { fd: openSync(path, "a+"), whole: false, syncing: 0, closed: false };
+  if (openFiles.size >= MAX_OPEN) {
+    const [oldest, entry] = openFiles.entries().next().value as [string, OpenFile];
+    openFiles.delete(oldest);
+    shut(entry);
+  }
+  openFiles.set(path, file);
+  return file;
+}
+
+function release(path: string, file: OpenFile): void {
+  if (openFiles.get(path) === file) openFiles.delete(path);
+  shut(file);
+}
+
+function shut(file: OpenFile): void {
+  if (file.closed) return;
+  file.closed = true;
+  if (file.syncing === 0) closeSync(file.fd);
 }
 
 /**
- * Forget what `appendLinesDurably` knows of a file that is about to be replaced, truncated or
- * removed by other means.
+ * Forget what `appendLinesDurably` knows of a file that is about to be replaced, renamed,
+ * truncated or removed by other means (and close it): the next append opens the path again and
+ * checks its last line.
  */
 export function forgetAppendState(path: string): void {
-  whole.delete(path);
+  const file = openFiles.get(path);
+  if (file) release(path, file);
 }
 
 function syncDirectory(dir: string): void {

@@ -18,7 +18,8 @@ export interface GatewayLogger {
 export function createGatewayLogger(options: {
   home: string;
   debug: boolean;
-  write?: (line: string) => void;
+  /** Where terminal lines go (whole lines, each ending in a newline); stdout by default. */
+  write?: (lines: string) => void;
 }): GatewayLogger {
   const dir = join(options.home, "logs");
   mkdirSync(dir, { recursive: true });
@@ -28,9 +29,22 @@ export function createGatewayLogger(options: {
     { level: options.debug ? "debug" : "info", base: { pid: process.pid } },
     destination,
   );
-  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const write = options.write ?? ((lines: string) => process.stdout.write(lines));
+  // Terminal lines are written once per event-loop turn, not one write call each: under load a
+  // turn emits hundreds of them. flush() and the process's exit write what is left.
+  let pending: string[] = [];
+  const flushTerminal = () => {
+    if (pending.length === 0) return;
+    const lines = `${pending.join("\n")}\n`;
+    pending = [];
+    write(lines);
+  };
+  process.once("exit", flushTerminal);
   const stamp = () => new Date().toISOString().slice(11, 19);
-  const say = (text: string) => write(`${stamp()} ${text}`);
+  const say = (text: string) => {
+    if (pending.length === 0) setImmediate(flushTerminal);
+    pending.push(`${stamp()} ${text}`);
+  };
 
   const logger: Logger = {
     debug: (m, f) => file.debug(f ?? {}, m),
@@ -56,6 +70,7 @@ export function createGatewayLogger(options: {
       say(`${event.threadId}  ${line}`);
     },
     flush() {
+      flushTerminal();
       try {
         destination.flushSync();
       } catch {

@@ -50,6 +50,10 @@ export function createHttpChannel(): GatewayChannel {
             ),
           ),
         );
+        // A client reusing a keep-alive socket just as the server times it out gets a reset;
+        // Node's 5 s default makes that race likely under load or after an event-loop stall.
+        (s as Server).keepAliveTimeout = 65_000;
+        (s as Server).headersTimeout = 66_000;
         server = s;
       });
       const host = address.address.includes(":") ? `[${address.address}]` : address.address;

@@ -1,0 +1,50 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createGatewayLogger } from "../../src/gateway/gateway-logger.js";
+
+const homes: string[] = [];
+afterEach(() => {
+  for (const h of homes.splice(0)) rmSync(h, { recursive: true, force: true });
+});
+
+describe("gateway logger", () => {
+  it("writes a turn's terminal lines in one write, in order, and the JSON lines to the file", async () => {
+    const home = mkdtempSync(join(tmpdir(), "guppy-gwlog-"));
+    homes.push(home);
+    const writes: string[] = [];
+    const gw = createGatewayLogger({ home, debug: false, write: (lines) => writes.push(lines) });
+    gw.event({ type: "activated", threadId: "http:api:a" });
+    gw.event({ type: "queued", threadId: "http:api:a", inboxId: "in-1", position: 0 });
+    gw.say("hello");
+    expect(writes).toEqual([]); // nothing yet: written once the turn is over
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(1);
+    const lines = (writes[0] ?? "").split("\n");
+    expect(lines.at(-1)).toBe("");
+    expect(lines.slice(0, 3).map((l) => l.slice(9))).toEqual([
+      "http:api:a  agent loaded",
+      "http:api:a  queued in-1 (position 0)",
+      "hello",
+    ]);
+    gw.say("last words");
+    gw.flush(); // shutdown: written at once
+    expect(writes[1]).toMatch(/^\d\d:\d\d:\d\d last words\n$/);
+    // The JSON lines go to the file through pino's asynchronous destination.
+    const messages = async () => {
+      for (let i = 0; i < 100; i++) {
+        const text = existsSync(gw.path) ? readFileSync(gw.path, "utf8") : "";
+        if (text.split("\n").length > 2)
+          return text
+            .trim()
+            .split("\n")
+            .map((l) => JSON.parse(l).msg);
+        gw.flush();
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return [];
+    };
+    expect(await messages()).toEqual(["agent loaded", "queued in-1 (position 0)"]);
+  });
+});
