@@ -250,6 +250,8 @@ for (const { window, maxChars } of [
   let whole = 0;
   let summaryTokens = 0;
   const shares = [];
+  let prefixTokens = 0;
+  let extendedTokens = 0;
   let prev;
   let compactions = 0;
   for (const r of requests) {
@@ -280,6 +282,8 @@ for (const { window, maxChars } of [
         let prefix = fixed(c);
         for (let i = 0; i < same; i++) prefix += counter.message(c.messages[i]);
         shares.push(prefix / tokensOf(c));
+        prefixTokens += prefix;
+        extendedTokens += tokensOf(c);
       } else compactions++;
     }
     prev = c;
@@ -292,7 +296,7 @@ for (const { window, maxChars } of [
     `  input tokens sent ${fmt(sent)} (+ ${fmt(summaryTokens)} in summary requests) vs whole history every time ${fmt(whole)}: ${(((sent + summaryTokens) / whole) * 100).toFixed(1)}%`,
   );
   console.log(
-    `  cacheable prefix on turns without a compaction: median ${(median(shares) * 100).toFixed(1)}%, min ${(Math.min(...shares) * 100).toFixed(1)}%, ${shares.filter((x) => x >= 0.9).length} of ${shares.length} turns ≥ 90% (target ≥ 90%)`,
+    `  cacheable prefix on turns without a compaction: ${((prefixTokens / extendedTokens) * 100).toFixed(1)}% of their input tokens (target ≥ 90%); per turn median ${(median(shares) * 100).toFixed(1)}%, min ${(Math.min(...shares) * 100).toFixed(1)}%, ${shares.filter((x) => x >= 0.9).length} of ${shares.length} turns ≥ 90%`,
   );
   const totals = runner.stats().totals;
   console.log(
