@@ -138,7 +138,9 @@ const dumpTool = {
 await loadEncoder();
 
 // 1. Overhead per turn
-console.log("per-turn overhead (faux provider; LLM call excluded), median of 30 turns:");
+console.log(
+  "per-turn overhead (faux provider; LLM call excluded), median of 60 turns after 10 warm-up turns:",
+);
 const overhead = {};
 for (const n of [10, 100, 1_000, 5_000]) {
   const faux = registerFauxProvider({
@@ -176,12 +178,12 @@ for (const n of [10, 100, 1_000, 5_000]) {
   });
   const loadMs = performance.now() - t0;
   const times = [];
-  for (let i = 0; i < 35; i++) {
+  for (let i = 0; i < 70; i++) {
     llmMs = 0;
     const s = performance.now();
     await runner.prompt({ text: `turn ${i}` });
     const total = performance.now() - s;
-    if (i >= 5) times.push(total - llmMs);
+    if (i >= 10) times.push(total - llmMs); // the first 10 warm up the JIT
   }
   overhead[n] = median(times);
   console.log(

@@ -110,10 +110,33 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         if (k !== -1) return [anchor.summary, ...messages.slice(k)];
       }
     }
-    for (let i = messages.length - 1; i >= 0; i--) {
-      if (isCompactionMessage(messages[i])) return messages.slice(i);
+    const at = latestCompaction(messages);
+    return at === -1 ? (messages as AgentMessage[]) : messages.slice(at);
+  };
+
+  /**
+   * Where the latest compaction message is (-1: none). The messages only grow between
+   * compactions, so when the first and the last one seen before are still where they were (the
+   * same objects), only what follows is scanned. A compaction or reset() forgets it.
+   */
+  let scanned: { length: number; first: AgentMessage; last: AgentMessage; at: number } | undefined;
+  const latestCompaction = (messages: readonly AgentMessage[]): number => {
+    let from = 0;
+    let at = -1;
+    if (scanned && messages[0] === scanned.first && messages[scanned.length - 1] === scanned.last) {
+      from = scanned.length;
+      at = scanned.at;
     }
-    return messages as AgentMessage[];
+    for (let i = messages.length - 1; i >= from; i--) {
+      if (isCompactionMessage(messages[i])) {
+        at = i;
+        break;
+      }
+    }
+    const first = messages[0];
+    const last = messages[messages.length - 1];
+    scanned = first && last ? { length: messages.length, first, last, at } : undefined;
+    return at;
   };
 
   const localTotal = (v: readonly AgentMessage[], from = 0) => {
@@ -189,6 +212,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     message.tokensAfter = fixedTokens() + counter.message(message) + localTotal(kept);
     anchor = { summary: message, firstKept: kept[0] };
     shrunkSince = undefined;
+    scanned = undefined;
     last = undefined; // the next stats() estimates the compacted context
     options.onCompacted(message, kept[0]);
     const info: CompactionInfo = {
@@ -349,6 +373,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     reset() {
       anchor = undefined;
       last = undefined;
+      scanned = undefined;
     },
 
     tighten() {

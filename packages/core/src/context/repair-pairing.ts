@@ -17,11 +17,13 @@ const missingResult = "(no result was recorded for this call: it was interrupted
  * - errored/aborted assistant messages are left out (the providers skip them too), so results
  *   pointing at them are orphans and go as well;
  * - the sequence starts with a user message.
- * A valid input comes back as the same array (no copy), so the common path costs one scan.
+ * A valid input comes back as the same array (no copy), so the common path costs one scan —
+ * of the messages after `validUpTo` only, when the caller knows `input.slice(0, validUpTo)` is
+ * itself valid (the request before this one, extended).
  */
-export function repairPairing(input: readonly Message[]): PairingRepair {
+export function repairPairing(input: readonly Message[], validUpTo = 0): PairingRepair {
   const fixes: string[] = [];
-  if (isValid(input)) return { messages: input as Message[], fixes };
+  if (isValid(input, validUpTo)) return { messages: input as Message[], fixes };
   const out: Message[] = [];
   let i = 0;
   while (i < input.length) {
@@ -85,20 +87,24 @@ function toolCalls(m: AssistantMessage): ToolCall[] {
   return m.content.filter((b): b is ToolCall => b.type === "toolCall");
 }
 
-/** One scan: true when nothing needs fixing. */
-export function isValid(messages: readonly Message[]): boolean {
-  if (messages.length > 0 && messages[0]!.role !== "user") return false;
-  let i = 0;
+/**
+ * One scan: true when nothing needs fixing. With `from` > 0 the caller vouches that
+ * `messages.slice(0, from)` is valid: a valid sequence ends where a call's results end, so the
+ * scan picks up at `from` as if it had walked the prefix.
+ */
+export function isValid(messages: readonly Message[], from = 0): boolean {
+  if (from === 0 && messages.length > 0 && messages[0]!.role !== "user") return false;
+  let i = Math.min(from, messages.length);
   while (i < messages.length) {
     const m = messages[i]!;
     if (m.role === "toolResult") return false;
     i++;
     if (m.role !== "assistant") continue;
     if (m.stopReason === "error" || m.stopReason === "aborted") return false;
-    const calls = toolCalls(m);
-    for (const c of calls) {
+    for (const block of m.content) {
+      if (block.type !== "toolCall") continue;
       const r = messages[i];
-      if (r?.role !== "toolResult" || r.toolCallId !== c.id) return false;
+      if (r?.role !== "toolResult" || r.toolCallId !== block.id) return false;
       i++;
     }
   }

@@ -5,22 +5,22 @@ import {
   type AgentTool,
   type StreamFn,
 } from "@mariozechner/pi-agent-core";
-import type { Api, ImageContent, Message, Model, Usage } from "@mariozechner/pi-ai";
-import { compactionToUser, isCompactionMessage } from "../context/compaction-message.js";
+import type { Api, ImageContent, Model, Usage } from "@mariozechner/pi-ai";
+import { isCompactionMessage } from "../context/compaction-message.js";
 import { computeBudget } from "../context/context-budget.js";
 import {
   type CompactionOutcome,
   type ContextStats,
   createContextEngine,
 } from "../context/create-context-engine.js";
+import { createLlmMessages } from "../context/llm-messages.js";
 import { isOverflowError } from "../context/overflow.js";
-import { repairPairing } from "../context/repair-pairing.js";
 import { createToolResultSpill } from "../context/spill-tool-result.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { markPromptSourcesStale } from "../prompt/prompt-sources-cache.js";
 import type { Store } from "../store/create-store.js";
 import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
-import { isAssistant, isLlmMessage, messageText, oneLine } from "./message-text.js";
+import { isAssistant, messageText, oneLine } from "./message-text.js";
 import {
   addUsage,
   emptyTotals,
@@ -194,20 +194,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
 
   const agent = new Agent({
     initialState: { model, messages: loaded, tools: options.tools, thinkingLevel: "off" },
-    convertToLlm: (messages) => {
-      const llm: Message[] = [];
-      for (const m of messages) {
-        if (isCompactionMessage(m)) llm.push(compactionToUser(m));
-        else if (isLlmMessage(m)) llm.push(m);
-      }
-      const repaired = repairPairing(llm);
-      if (repaired.fixes.length > 0) {
-        logger.debug(`Repaired the tool-call pairing of ${threadId}`, {
-          fixes: repaired.fixes.join("; "),
-        });
-      }
-      return repaired.messages;
-    },
+    convertToLlm: createLlmMessages((fixes) =>
+      logger.debug(`Repaired the tool-call pairing of ${threadId}`, { fixes: fixes.join("; ") }),
+    ),
     transformContext: async (messages, signal) => {
       // One run makes many requests on the same signal (each SDK call listens on it).
       if (signal) setMaxListeners(0, signal);
