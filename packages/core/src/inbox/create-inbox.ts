@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, statSync, truncateSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
-import { appendLinesDurably, forgetAppendState, type SyncMode } from "../store/durable-append.js";
 import { readJsonl } from "../store/jsonl.js";
+import { type InboxJournal, openInboxJournal } from "./inbox-journal.js";
+import { lockInbox } from "./inbox-lock.js";
 import {
   type AcceptedRecord,
   type InboxOutcome,
@@ -12,13 +13,22 @@ import {
   type PendingPrompt,
 } from "./inbox-record.js";
 
+/** The journal of every thread's prompts, `<home>/inbox.jsonl`. */
 export const INBOX_FILE = "inbox.jsonl";
+/** Held by the gateway that owns the journal (see inbox-lock.ts). */
+export const INBOX_LOCK_FILE = "inbox.lock";
+/** The per-thread inbox of earlier versions (`<thread dir>/inbox.jsonl`), imported once. */
+const LEGACY_INBOX_FILE = "inbox.jsonl";
+/** The journal is compacted (rewritten with only what is still needed) past this size. */
+const DEFAULT_COMPACT_BYTES = 1024 * 1024;
 
 /**
- * The durable inbox: one `inbox.jsonl` per thread directory. `accept` is fsync'd before it
- * returns; progress lines (`tool`, `done`) are plain appends (they survive a killed
- * process; after a power cut the worst case is a prompt re-run or reported twice). The file is
- * emptied once every prompt in it is done and the thread goes idle.
+ * The durable inbox: one journal for all threads (`<home>/inbox.jsonl`, see inbox-journal.ts) and
+ * its index in memory. `accept` is fsync'd before it returns (or, deferred, shares a group
+ * commit); progress lines (`tool`, `done`) are plain appends: they survive a killed process, and
+ * after a power cut the worst case is a prompt re-run or reported twice. When the journal grows
+ * past a size it is rewritten with what is still needed: unanswered prompts with their tool
+ * lines, and the ids of answered prompts of threads not yet cleared.
  */
 export interface Inbox {
   /**
@@ -35,30 +45,147 @@ export interface Inbox {
   /** Accepted prompts without a `done` line, in the order they were accepted. */
   pending(threadId: string): PendingPrompt[];
   /**
-   * The log message ids (`messageId`, else the inbox id) of every prompt in the thread's inbox,
-   * answered or not: the prompts since the thread was last deactivated cleanly.
+   * The log message ids (`messageId`, else the inbox id) of every prompt of the thread since it
+   * was last cleared, answered or not.
    */
   promptIds(threadId: string): string[];
-  /** Every inbox on disk with its pending prompts (read at start to replay them). */
+  /** Every thread with unanswered prompts (read at start to replay them), in accept order. */
   scan(): Array<{ threadId: string; pending: PendingPrompt[] }>;
-  /** Empties the thread's inbox file (call only when nothing in it is pending). */
+  /** Forgets the thread's answered prompts (call only when nothing of it is pending). */
   clear(threadId: string): void;
+  /** Syncs what is written and closes the journal (shutdown). */
+  close(): void;
+}
+
+interface ThreadInbox {
+  /** Accepted, no `done` yet, in accept order. */
+  pending: Map<string, PendingPrompt>;
+  /** Answered since the last clear: inbox id → log message id. */
+  ran: Map<string, string>;
 }
 
 let counter = 0;
 
-export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
+export function createInbox(options: {
+  store: Store;
+  logger?: Logger;
+  /** Compaction threshold in bytes (tests use a small one). */
+  compactBytes?: number;
+}): Inbox {
   const { store } = options;
   const logger = options.logger ?? silentLogger;
-  const path = (threadId: string) => join(store.threadDir(threadId), INBOX_FILE);
-  const append = (threadId: string, record: InboxRecord, mode: SyncMode) =>
-    appendLinesDurably(join(store.ensureThreadDir(threadId), INBOX_FILE), [record], mode);
-  const progress = (threadId: string, record: InboxRecord) => {
-    try {
-      append(threadId, record, "none");
-    } catch (error) {
-      logger.error(`Could not write the inbox of ${threadId}`, { error: String(error) });
+  const path = join(store.home, INBOX_FILE);
+  const compactBytes = options.compactBytes ?? DEFAULT_COMPACT_BYTES;
+  const threads = new Map<string, ThreadInbox>();
+  /** Inbox id → thread id, for the `tool` and `done` lines (they carry only the id). */
+  const owners = new Map<string, string>();
+
+  mkdirSync(store.home, { recursive: true });
+  const release = lockInbox(join(store.home, INBOX_LOCK_FILE), store.home);
+  let journal: InboxJournal;
+  try {
+    const fresh = !existsSync(path);
+    journal = openInboxJournal(path, logger);
+    for (const record of journal.loaded) apply(record);
+    const legacy = fresh ? findLegacyInboxes(store.home) : [];
+    for (const file of legacy) {
+      for (const record of readJsonl(file, logger, isInboxRecord)) apply(record);
     }
+    // Start from only what is still needed; then the old per-thread files can go.
+    if (journal.size > 0 || legacy.length > 0) journal.rewrite(live());
+    for (const file of legacy) rmSync(file, { force: true });
+  } catch (error) {
+    release();
+    throw error;
+  }
+  let compactAt = Math.max(compactBytes, 2 * journal.size);
+
+  function entry(threadId: string): ThreadInbox {
+    let t = threads.get(threadId);
+    if (!t) {
+      t = { pending: new Map(), ran: new Map() };
+      threads.set(threadId, t);
+    }
+    return t;
+  }
+
+  /** Updates the index with one journal line. */
+  function apply(record: InboxRecord): void {
+    switch (record.t) {
+      case "accepted":
+        entry(record.threadId).pending.set(record.id, { record, tools: [] });
+        owners.set(record.id, record.threadId);
+        return;
+      case "tool": {
+        const threadId = owners.get(record.id);
+        const p = threadId ? threads.get(threadId)?.pending.get(record.id) : undefined;
+        p?.tools.push({ name: record.name, args: record.args });
+        return;
+      }
+      case "done": {
+        const threadId = owners.get(record.id);
+        const t = threadId ? threads.get(threadId) : undefined;
+        const p = t?.pending.get(record.id);
+        if (!t || !p) return;
+        t.pending.delete(record.id);
+        t.ran.set(record.id, p.record.messageId ?? record.id);
+        return;
+      }
+      case "ran":
+        entry(record.threadId).ran.set(record.id, record.messageId ?? record.id);
+        owners.set(record.id, record.threadId);
+        return;
+      case "cleared": {
+        const t = threads.get(record.threadId);
+        if (!t) return;
+        for (const id of t.ran.keys()) owners.delete(id);
+        t.ran.clear();
+        if (t.pending.size === 0) threads.delete(record.threadId);
+        return;
+      }
+      case "started":
+        return;
+    }
+  }
+
+  /** The journal's content after a compaction. */
+  function live(): InboxRecord[] {
+    const out: InboxRecord[] = [];
+    for (const [threadId, t] of threads) {
+      for (const [id, messageId] of t.ran) {
+        out.push(
+          messageId === id ? { t: "ran", id, threadId } : { t: "ran", id, threadId, messageId },
+        );
+      }
+      for (const p of t.pending.values()) {
+        out.push(p.record);
+        for (const tool of p.tools) {
+          out.push({ t: "tool", id: p.record.id, name: tool.name, args: tool.args });
+        }
+      }
+    }
+    return out;
+  }
+
+  const compactIfLarge = () => {
+    if (journal.size < compactAt) return;
+    try {
+      journal.rewrite(live());
+      compactAt = Math.max(compactBytes, 2 * journal.size);
+    } catch (error) {
+      logger.warn(`Could not compact the inbox journal ${path}`, { error: String(error) });
+      compactAt = journal.size + compactBytes;
+    }
+  };
+
+  /** A progress line: written, applied, never thrown (the run goes on either way). */
+  const progress = (record: InboxRecord) => {
+    try {
+      journal.append([record]);
+    } catch (error) {
+      logger.error(`Could not write the inbox journal ${path}`, { error: String(error) });
+    }
+    apply(record);
   };
 
   return {
@@ -71,92 +198,66 @@ export function createInbox(options: { store: Store; logger?: Logger }): Inbox {
         at: new Date().toISOString(),
         ...fields,
       };
-      const synced = append(threadId, record, deferSync ? "deferred" : "now");
+      let synced: Promise<void> | undefined;
+      if (deferSync) synced = journal.appendDeferred([record]);
+      else journal.appendSynced([record]);
+      apply(record);
       return synced ? { record, synced } : { record };
     },
-    tool(threadId, id, name, args) {
+    tool(_threadId, id, name, args) {
       let text: string;
       try {
         text = typeof args === "string" ? args : JSON.stringify(args);
       } catch {
         text = String(args);
       }
-      progress(threadId, {
-        t: "tool",
-        id,
-        name,
-        args: text.length > 200 ? `${text.slice(0, 199)}…` : text,
-      });
+      progress({ t: "tool", id, name, args: text.length > 200 ? `${text.slice(0, 199)}…` : text });
     },
-    done: (threadId, id, outcome) => progress(threadId, { t: "done", id, at: now(), outcome }),
-    pending: (threadId) => readPending(path(threadId)),
+    done(_threadId, id, outcome) {
+      progress({ t: "done", id, at: new Date().toISOString(), outcome });
+      compactIfLarge();
+    },
+    pending: (threadId) => [...(threads.get(threadId)?.pending.values() ?? [])],
     promptIds(threadId) {
-      const ids: string[] = [];
-      for (const record of readRecords(path(threadId))) {
-        if (record.t === "accepted") ids.push(record.messageId ?? record.id);
-      }
-      return ids;
+      const t = threads.get(threadId);
+      if (!t) return [];
+      return [
+        ...t.ran.values(),
+        ...[...t.pending.values()].map((p) => p.record.messageId ?? p.record.id),
+      ];
     },
     scan() {
       const out: Array<{ threadId: string; pending: PendingPrompt[] }> = [];
-      for (const file of findInboxFiles(store.home)) {
-        const pending = readPending(file);
-        const threadId = pending[0]?.record.threadId;
-        if (threadId) out.push({ threadId, pending });
-        else empty(file);
+      for (const [threadId, t] of threads) {
+        if (t.pending.size > 0) out.push({ threadId, pending: [...t.pending.values()] });
       }
       return out;
     },
     clear(threadId) {
+      const t = threads.get(threadId);
+      if (!t || t.ran.size === 0) return;
+      progress({ t: "cleared", threadId });
+      compactIfLarge();
+    },
+    close() {
       try {
-        empty(path(threadId));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
-        logger.warn(`Could not empty the inbox of ${threadId}`, { error: String(error) });
+        journal.close();
+      } finally {
+        release();
       }
     },
   };
-
-  function readRecords(file: string): InboxRecord[] {
-    return existsSync(file) ? readJsonl(file, logger, isInboxRecord) : [];
-  }
-
-  function readPending(file: string): PendingPrompt[] {
-    const byId = new Map<string, PendingPrompt>();
-    for (const record of readRecords(file)) {
-      if (record.t === "accepted") {
-        byId.set(record.id, { record, tools: [] });
-        continue;
-      }
-      const entry = byId.get(record.id);
-      if (!entry) continue;
-      if (record.t === "started") continue;
-      if (record.t === "tool") entry.tools.push({ name: record.name, args: record.args });
-      else byId.delete(record.id);
-    }
-    return [...byId.values()];
-  }
 }
 
-/**
- * Empties an inbox file rather than removing it: the thread's next prompt appends to it instead of
- * creating a file (file creation and removal are journal operations that stall behind fsyncs).
- */
-function empty(file: string): void {
-  forgetAppendState(file);
-  truncateSync(file, 0);
-}
-
-/** Non-empty `<home>/<adapter>/<channel>/<thread>/inbox.jsonl` files. */
-function findInboxFiles(home: string): string[] {
+/** Non-empty `<home>/<adapter>/<channel>/<thread>/inbox.jsonl` files of earlier versions. */
+function findLegacyInboxes(home: string): string[] {
   const out: string[] = [];
   for (const adapter of dirs(home)) {
     if (adapter.startsWith(".")) continue;
     for (const channel of dirs(join(home, adapter))) {
       for (const thread of dirs(join(home, adapter, channel))) {
-        const file = join(home, adapter, channel, thread, INBOX_FILE);
-        // An empty inbox (every prompt answered) has nothing to replay.
-        if ((statSync(file, { throwIfNoEntry: false })?.size ?? 0) > 0) out.push(file);
+        const file = join(home, adapter, channel, thread, LEGACY_INBOX_FILE);
+        if (statSync(file, { throwIfNoEntry: false })?.isFile()) out.push(file);
       }
     }
   }
@@ -172,5 +273,3 @@ function dirs(dir: string): string[] {
     return [];
   }
 }
-
-const now = () => new Date().toISOString();

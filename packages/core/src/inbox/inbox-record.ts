@@ -1,8 +1,9 @@
 /**
- * One line of a thread's durable inbox (`<thread dir>/inbox.jsonl`). A prompt is `accepted`
- * (fsync'd) before the channel may acknowledge it; `tool` and `done` follow it as the run
- * progresses. A prompt with no `done` line was interrupted (the process died): with a `tool` line
- * it had side effects and is reported, without one it is run again.
+ * One line of the durable inbox (`<home>/inbox.jsonl`, every thread's prompts in one journal). A
+ * prompt is `accepted` (fsync'd) before the channel may acknowledge it; `tool` and `done` follow
+ * it as the run progresses. A prompt with no `done` line was interrupted (the process died): with
+ * a `tool` line it had side effects and is reported, without one it is run again. A compaction
+ * writes an answered prompt of a thread not yet cleared as one `ran` line.
  */
 export type InboxRecord =
   | {
@@ -21,7 +22,14 @@ export type InboxRecord =
   | { t: "started"; id: string; at: string }
   /** A tool call began: the run has (possibly) had side effects. */
   | { t: "tool"; id: string; name: string; args: string }
-  | { t: "done"; id: string; at: string; outcome: InboxOutcome };
+  | { t: "done"; id: string; at: string; outcome: InboxOutcome }
+  /**
+   * An answered prompt, kept (without its text) until its thread is cleared: after a crash its
+   * log line must not be backfilled as a message posted beside the runs.
+   */
+  | { t: "ran"; id: string; threadId: string; messageId?: string }
+  /** The thread went idle with every prompt answered: its earlier lines are history. */
+  | { t: "cleared"; threadId: string };
 
 /** How an accepted prompt ended: a run's stop reason, or a notice instead of a run. */
 export type InboxOutcome =
@@ -44,6 +52,7 @@ export interface PendingPrompt {
 export function isInboxRecord(value: unknown): value is InboxRecord {
   if (value === null || typeof value !== "object") return false;
   const v = value as Record<string, unknown>;
+  if (v.t === "cleared") return typeof v.threadId === "string";
   if (typeof v.id !== "string") return false;
   switch (v.t) {
     case "accepted":
@@ -56,6 +65,8 @@ export function isInboxRecord(value: unknown): value is InboxRecord {
       return typeof v.name === "string" && typeof v.args === "string";
     case "done":
       return typeof v.outcome === "string";
+    case "ran":
+      return typeof v.threadId === "string";
     default:
       return false;
   }

@@ -579,6 +579,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         await drains();
       }
       for (const actor of actors.values()) saveCursor(actor);
+      inbox.close();
     },
 
     subscribe(listener) {

@@ -128,7 +128,8 @@ export function forgetAppendState(path: string): void {
   if (file) release(path, file);
 }
 
-function syncDirectory(dir: string): void {
+/** fsyncs a directory, so a file created in it is there after a power cut. */
+export function syncDirectory(dir: string): void {
   let fd: number | undefined;
   try {
     fd = openSync(dir, "r");

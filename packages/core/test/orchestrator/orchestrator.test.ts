@@ -282,11 +282,13 @@ describe("orchestrator (faux provider)", () => {
     o.send(id, { type: "prompt", text: "remember 42", thread: t.handle });
     await until(() => t.finals().length === 1);
     expect(o.status(id).state).toBe("idle");
-    expect(existsSync(join(store.threadDir(id), INBOX_FILE))).toBe(true);
+    const journal = () => readFileSync(join(home, INBOX_FILE), "utf8");
+    expect(journal()).toContain('"text":"remember 42"');
+    expect(journal()).not.toContain('"t":"cleared"');
     await until(() => o.status(id).state === "inactive");
     expect(o.counters().loadedRunners).toBe(0);
-    // Emptied (every prompt in it was answered), kept for the thread's next prompt.
-    expect(readFileSync(join(store.threadDir(id), INBOX_FILE), "utf8")).toBe("");
+    // Every prompt of the thread was answered and its log cursor saved: the journal says so.
+    expect(journal()).toContain(`{"t":"cleared","threadId":"${id}"}`);
     expect(o.status(id).messages).toBe(2);
     o.send(id, { type: "prompt", text: "what was it?", thread: t.handle });
     await until(() => t.finals().length === 2);
@@ -317,38 +319,49 @@ describe("orchestrator (faux provider)", () => {
     expect(starts).toEqual(["gate a1", "b1", "c1", "a2", "a3"]);
   });
 
-  it("replays the durable inbox: re-runs an unstarted prompt, reports one interrupted after tools", async () => {
-    const id = "test:c:replay";
-    const dir = store.threadDir(id);
-    mkdirSync(dir, { recursive: true });
-    const at = new Date().toISOString();
-    const lines = [
-      { t: "accepted", id: "in-a", threadId: id, at, text: "delete the temp files" },
-      { t: "started", id: "in-a", at },
-      { t: "tool", id: "in-a", name: "bash", args: '{"command":"rm -rf tmp"}' },
-      { t: "accepted", id: "in-b", threadId: id, at, text: "never started" },
-      { t: "accepted", id: "in-c", threadId: id, at, text: "already answered" },
-      { t: "done", id: "in-c", at, outcome: "stop" },
-    ];
-    writeFileSync(
-      join(dir, INBOX_FILE),
-      `${lines.map((l) => JSON.stringify(l)).join("\n")}\n{"t":"acc`,
-    );
-    const o = make();
-    const link = recordingHandle(id);
-    o.registerChannel({ adapterId: "test", threadHandle: () => link.handle });
-    await o.start();
-    await until(() => link.finals().length === 2);
-    expect(link.notices[0]).toMatch(/interrupted.*bash \{"command":"rm -rf tmp"\}.*not run again/);
-    expect(requests).toEqual(["never started"]);
-    const log = store.readLog(id);
-    expect(log.map((e) => e.isBot)).toEqual([true, false, true]);
-    expect(log[0]?.text).toMatch(/interrupted/);
-    expect(o.counters()).toMatchObject({ replayed: 2, reported: 1 });
-    expect(readFileSync(join(dir, INBOX_FILE), "utf8")).toContain(
-      '"outcome":"interrupted-reported"',
-    );
-  });
+  it.each([
+    ["the inbox journal", (_dir: string) => join(home, INBOX_FILE)],
+    ["a per-thread inbox of an earlier version", (dir: string) => join(dir, "inbox.jsonl")],
+  ])(
+    "replays %s: re-runs an unstarted prompt, reports one interrupted after tools",
+    async (_name, file) => {
+      const id = "test:c:replay";
+      const dir = store.threadDir(id);
+      mkdirSync(dir, { recursive: true });
+      const at = new Date().toISOString();
+      const lines = [
+        { t: "accepted", id: "in-a", threadId: id, at, text: "delete the temp files" },
+        { t: "started", id: "in-a", at },
+        { t: "tool", id: "in-a", name: "bash", args: '{"command":"rm -rf tmp"}' },
+        { t: "accepted", id: "in-b", threadId: id, at, text: "never started" },
+        { t: "accepted", id: "in-c", threadId: id, at, text: "already answered" },
+        { t: "done", id: "in-c", at, outcome: "stop" },
+      ];
+      writeFileSync(file(dir), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n{"t":"acc`);
+      const o = make();
+      const link = recordingHandle(id);
+      o.registerChannel({ adapterId: "test", threadHandle: () => link.handle });
+      await o.start();
+      await until(() => link.finals().length === 2);
+      expect(link.notices[0]).toMatch(
+        /interrupted.*bash \{"command":"rm -rf tmp"\}.*not run again/,
+      );
+      expect(requests).toEqual(["never started"]);
+      const log = store.readLog(id);
+      expect(log.map((e) => e.isBot)).toEqual([true, false, true]);
+      expect(log[0]?.text).toMatch(/interrupted/);
+      expect(o.counters()).toMatchObject({ replayed: 2, reported: 1 });
+      const journal = readFileSync(join(home, INBOX_FILE), "utf8");
+      expect(journal).toContain('"outcome":"interrupted-reported"');
+      // An earlier version's file is imported into the journal, then removed.
+      expect(existsSync(join(dir, "inbox.jsonl"))).toBe(false);
+      // A restart replays nothing: every prompt is answered.
+      await o.shutdown(0);
+      const again = make();
+      await again.start();
+      expect(again.counters().replayed).toBe(0);
+    },
+  );
 
   it("backfills messages logged while no agent ran, in order and deduplicated by id", async () => {
     const o = make();

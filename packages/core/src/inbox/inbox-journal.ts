@@ -1,0 +1,163 @@
+import {
+  close,
+  closeSync,
+  fstatSync,
+  fsync,
+  fsyncSync,
+  openSync,
+  readSync,
+  writeSync,
+} from "node:fs";
+import { dirname } from "node:path";
+import type { Logger } from "../logging/logger.js";
+import { writeFileAtomic } from "../store/atomic-write.js";
+import { syncDirectory } from "../store/durable-append.js";
+import { readJsonl, serializeJsonl } from "../store/jsonl.js";
+import { type InboxRecord, isInboxRecord } from "./inbox-record.js";
+
+/**
+ * One append-only JSON-lines file for the inbox of every thread, kept open. `append` writes
+ * whole lines (they survive a killed process); `appendSynced` also fsyncs before it returns, and
+ * `appendDeferred` returns a promise that resolves once the lines are on disk — with group
+ * commit: accepts written while an fsync runs share the next one, so a burst of prompts costs a
+ * few fsyncs, not one each, and the event loop never waits on the disk. `rewrite` replaces the
+ * content atomically (compaction) and resolves every waiting promise, as the new file is synced.
+ */
+export interface InboxJournal {
+  /** The records on disk when the journal was opened (a torn or invalid line skipped). */
+  readonly loaded: InboxRecord[];
+  /** Bytes in the file now. */
+  readonly size: number;
+  append(records: readonly InboxRecord[]): void;
+  appendSynced(records: readonly InboxRecord[]): void;
+  appendDeferred(records: readonly InboxRecord[]): Promise<void>;
+  rewrite(records: readonly InboxRecord[]): void;
+  close(): void;
+}
+
+export function openInboxJournal(path: string, logger: Logger): InboxJournal {
+  const loaded = readJsonl(path, logger, isInboxRecord);
+  let fd = openSync(path, "a+");
+  let size = fstatSync(fd).size;
+  /** The directory entry is not known to be on disk yet (the file was just created). */
+  let created = size === 0;
+  let torn = endsTorn(fd, size);
+  /** Lines written whose fsync has not started yet. */
+  let waiting: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  let scheduled = false;
+  let closed = false;
+  /** fsyncs running per fd; an fd replaced meanwhile is closed when its last one ends. */
+  const running = new Map<number, number>();
+  const retired = new Set<number>();
+
+  const retire = (old: number) => {
+    if ((running.get(old) ?? 0) > 0) retired.add(old);
+    else closeSync(old);
+  };
+  const settle = (error?: Error) => {
+    const batch = waiting;
+    waiting = [];
+    for (const w of batch) {
+      if (error) w.reject(error);
+      else w.resolve();
+    }
+  };
+  const syncDirectoryOnce = () => {
+    if (!created) return;
+    syncDirectory(dirname(path));
+    created = false;
+  };
+
+  const write = (records: readonly InboxRecord[]) => {
+    if (closed) throw new Error("the inbox journal is closed");
+    if (records.length === 0) return;
+    if (fstatSync(fd).nlink === 0) {
+      // Removed or replaced behind guppy's back: appends to it would go nowhere.
+      logger.warn(`The inbox journal ${path} was removed while guppy ran: it is written anew`);
+      retire(fd);
+      fd = openSync(path, "a+");
+      size = fstatSync(fd).size;
+      created = size === 0;
+      torn = endsTorn(fd, size);
+    }
+    size += writeSync(fd, (torn ? "\n" : "") + serializeJsonl(records), null, "utf8");
+    torn = false;
+  };
+
+  const startSync = () => {
+    scheduled = false;
+    if (waiting.length === 0) return;
+    const batch = waiting;
+    waiting = [];
+    const target = fd;
+    running.set(target, (running.get(target) ?? 0) + 1);
+    fsync(target, (error) => {
+      const left = (running.get(target) ?? 1) - 1;
+      if (left > 0) running.set(target, left);
+      else {
+        running.delete(target);
+        if (retired.delete(target)) close(target, () => {});
+      }
+      if (!error && target === fd) syncDirectoryOnce();
+      for (const w of batch) {
+        if (error) w.reject(error);
+        else w.resolve();
+      }
+    });
+  };
+
+  return {
+    loaded,
+    get size() {
+      return size;
+    },
+    append: write,
+    appendSynced(records) {
+      write(records);
+      fsyncSync(fd);
+      syncDirectoryOnce();
+    },
+    appendDeferred(records) {
+      write(records);
+      return new Promise<void>((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        // Started once per event-loop turn: every accept of the turn shares the fsync.
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(startSync);
+        }
+      });
+    },
+    rewrite(records) {
+      writeFileAtomic(path, serializeJsonl(records));
+      syncDirectory(dirname(path));
+      retire(fd);
+      fd = openSync(path, "a+");
+      size = fstatSync(fd).size;
+      created = false;
+      torn = false;
+      // Everything written so far is in the new file, which is on disk.
+      settle();
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      try {
+        if (waiting.length > 0) fsyncSync(fd);
+        settle();
+      } catch (error) {
+        settle(error as Error);
+      } finally {
+        retire(fd);
+      }
+    },
+  };
+}
+
+/** True when the file's last byte is not a newline (a crash mid-write). */
+function endsTorn(fd: number, size: number): boolean {
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
+}

@@ -1,0 +1,58 @@
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { ConfigError } from "../config/config-error.js";
+
+/**
+ * `<home>/inbox.lock`: one gateway per GUPPY_HOME. Two would each replay the other's unanswered
+ * prompts and compact the shared inbox journal under each other. Holds the owner's pid; a lock
+ * whose process is gone (killed) is taken over. Several orchestrators of one process (tests)
+ * share it. Returns the release function.
+ */
+export function lockInbox(path: string, home: string): () => void {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(path, "wx");
+      try {
+        writeSync(fd, `${process.pid}\n`);
+      } finally {
+        closeSync(fd);
+      }
+      const release = () => {
+        process.off("exit", release);
+        if (ownerOf(path) === process.pid) rmSync(path, { force: true });
+      };
+      process.on("exit", release);
+      return release;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const owner = ownerOf(path);
+    if (owner === process.pid) return () => {};
+    if (owner !== undefined && alive(owner)) {
+      throw new ConfigError(
+        `GUPPY_HOME ${home} is in use by another guppy serve (pid ${owner}): stop it, or give this one its own GUPPY_HOME (if pid ${owner} is not guppy, delete ${path}).`,
+      );
+    }
+    // Left by a process that is gone: take it over.
+    rmSync(path, { force: true });
+  }
+  throw new ConfigError(`Could not take the lock ${path}: another process keeps replacing it.`);
+}
+
+function ownerOf(path: string): number | undefined {
+  try {
+    const pid = Number.parseInt(readFileSync(path, "utf8").trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}

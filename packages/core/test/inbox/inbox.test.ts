@@ -1,0 +1,162 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isConfigError } from "../../src/config/config-error.js";
+import {
+  createInbox,
+  INBOX_FILE,
+  INBOX_LOCK_FILE,
+  type Inbox,
+} from "../../src/inbox/create-inbox.js";
+import { createStore, type Store } from "../../src/store/create-store.js";
+
+describe("inbox journal", () => {
+  let home: string;
+  let store: Store;
+  let open: Inbox[];
+  const make = (compactBytes?: number) => {
+    const inbox = createInbox({ store, ...(compactBytes ? { compactBytes } : {}) });
+    open.push(inbox);
+    return inbox;
+  };
+  const journal = () => readFileSync(join(home, INBOX_FILE), "utf8");
+  const lines = () =>
+    journal()
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  beforeEach(() => {
+    home = mkdtempSync(join(tmpdir(), "guppy-inbox-"));
+    store = createStore({ home });
+    open = [];
+  });
+  afterEach(() => {
+    for (const inbox of open) inbox.close();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it("keeps every thread's prompts in one file and rebuilds what is pending on reopen", async () => {
+    const inbox = make();
+    const a1 = inbox.accept("test:c:a", { text: "a1" }).record;
+    const b1 = inbox.accept("test:c:b", { text: "b1", messageId: "m-b1" }).record;
+    const a2 = inbox.accept("test:c:a", { text: "a2" }, true);
+    await a2.synced;
+    inbox.tool("test:c:a", a1.id, "bash", { command: "ls" });
+    inbox.done("test:c:a", a1.id, "stop");
+    expect(lines().map((l) => l.t)).toEqual(["accepted", "accepted", "accepted", "tool", "done"]);
+    inbox.close();
+
+    const again = make();
+    expect(again.scan()).toEqual([
+      { threadId: "test:c:a", pending: [{ record: a2.record, tools: [] }] },
+      { threadId: "test:c:b", pending: [{ record: b1, tools: [] }] },
+    ]);
+    // Answered or not, the prompts since the last clear keep their log lines out of backfill.
+    expect(again.promptIds("test:c:a").sort()).toEqual([a1.id, a2.record.id].sort());
+    expect(again.promptIds("test:c:b")).toEqual(["m-b1"]);
+  });
+
+  it("resolves every deferred accept of a burst once it is on disk", async () => {
+    const inbox = make();
+    const accepted = Array.from({ length: 50 }, (_, i) =>
+      inbox.accept(`test:c:t${i % 7}`, { text: `p${i}` }, true),
+    );
+    await Promise.all(accepted.map((a) => a.synced));
+    const ids = lines().map((l) => l.id);
+    for (const a of accepted) expect(ids).toContain(a.record.id);
+  });
+
+  it("forgets a cleared thread's answered prompts, also after a reopen", () => {
+    const inbox = make();
+    const p = inbox.accept("test:c:a", { text: "hello" }).record;
+    inbox.done("test:c:a", p.id, "stop");
+    inbox.clear("test:c:a");
+    expect(inbox.promptIds("test:c:a")).toEqual([]);
+    inbox.close();
+    const again = make();
+    expect(again.promptIds("test:c:a")).toEqual([]);
+    expect(again.scan()).toEqual([]);
+    // Reopening compacts: nothing of the cleared thread is left in the file.
+    expect(journal()).toBe("");
+  });
+
+  it("compacts past its threshold to the pending prompts and the uncleared answered ids", () => {
+    const inbox = make(2_000);
+    let pending = inbox.accept("test:c:keep", { text: "still waiting" }).record;
+    inbox.tool("test:c:keep", pending.id, "write", { path: "x" });
+    let lastRan = "";
+    for (let i = 0; i < 200; i++) {
+      const thread = `test:c:t${i % 5}`;
+      const p = inbox.accept(thread, { text: `prompt ${i} ${"x".repeat(40)}` }).record;
+      inbox.done(thread, p.id, "stop");
+      // Every thread goes idle after its prompt, but t3's last one is not cleared yet.
+      if (i % 5 !== 3 || i < 195) inbox.clear(thread);
+      lastRan = p.id;
+      expect(statSync(join(home, INBOX_FILE)).size).toBeLessThan(4_000);
+    }
+    expect(inbox.promptIds("test:c:t4")).toEqual([]);
+    expect(inbox.promptIds("test:c:t3")).toHaveLength(1);
+    const after = lines();
+    expect(after.some((l) => l.t === "ran")).toBe(true);
+    expect(after.filter((l) => l.t === "accepted").map((l) => l.id)).toContain(pending.id);
+    inbox.close();
+    const again = make();
+    const [kept] = again.scan();
+    expect(kept?.threadId).toBe("test:c:keep");
+    pending = kept?.pending[0]?.record ?? pending;
+    expect(kept?.pending[0]?.tools).toEqual([{ name: "write", args: '{"path":"x"}' }]);
+    expect(pending.text).toBe("still waiting");
+    expect(again.promptIds("test:c:t3")).toHaveLength(1);
+    expect(again.promptIds("test:c:t4")).toEqual([]);
+    expect(again.promptIds("test:c:t3")).not.toContain(lastRan);
+  });
+
+  it("skips a torn last line and does not glue the next record to it", () => {
+    make().close();
+    open = [];
+    const p = { t: "accepted", id: "in-x", threadId: "test:c:a", at: "now", text: "kept" };
+    writeFileSync(join(home, INBOX_FILE), `${JSON.stringify(p)}\n{"t":"accepted","id":"in-`);
+    const inbox = make();
+    expect(inbox.scan()[0]?.pending.map((q) => q.record.text)).toEqual(["kept"]);
+    inbox.accept("test:c:a", { text: "next" });
+    expect(lines().map((l) => l.text)).toEqual(["kept", "next"]);
+  });
+
+  it("writes the journal anew when it was removed while guppy ran", () => {
+    const inbox = make();
+    inbox.accept("test:c:a", { text: "first" });
+    rmSync(join(home, INBOX_FILE));
+    inbox.accept("test:c:a", { text: "second" });
+    expect(lines().map((l) => l.text)).toEqual(["second"]);
+  });
+
+  it("refuses a GUPPY_HOME whose journal another live process holds, takes over a dead one's", () => {
+    const lock = join(home, INBOX_LOCK_FILE);
+    const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    });
+    writeFileSync(lock, `${child.stdout}\n`);
+    make();
+    expect(readFileSync(lock, "utf8").trim()).toBe(String(process.pid));
+    for (const inbox of open) inbox.close();
+    open = [];
+    expect(() => statSync(lock)).toThrow();
+
+    // A live process that is not this one: the parent of this test process.
+    writeFileSync(lock, `${process.ppid}\n`);
+    let error: unknown;
+    try {
+      make();
+    } catch (e) {
+      error = e;
+    }
+    expect(isConfigError(error)).toBe(true);
+    expect((error as Error).message).toContain(`pid ${process.ppid}`);
+    expect((error as Error).message).not.toContain("\n");
+    // Nothing was taken: the other process's lock is as it was.
+    expect(readFileSync(lock, "utf8").trim()).toBe(String(process.ppid));
+  });
+});
