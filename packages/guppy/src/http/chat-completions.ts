@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import type { Orchestrator, RunnerEvent, ThreadHandle } from "@guppy/core";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { createAsyncQueue } from "./async-queue.js";
-import { jsonError, readJsonBody } from "./json-error.js";
+import { jsonError } from "./json-error.js";
+import { readJsonBody } from "./request-body.js";
 
 /** What a chat-completions request waits for: its run's events, or a notice instead of a run. */
 type Outcome = { type: "event"; event: RunnerEvent } | { type: "notice"; text: string };
@@ -58,7 +58,6 @@ export async function chatCompletions(
   const threadName = c.req.header("x-guppy-thread")?.trim() || "default";
   const threadId = `http:${user}:${threadName}`;
   const model = typeof body.model === "string" && body.model ? body.model : modelName;
-  const id = `chatcmpl-${randomBytes(12).toString("hex")}`;
   const created = Math.floor(Date.now() / 1000);
   const includeUsage =
     (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
@@ -96,6 +95,7 @@ export async function chatCompletions(
     const reason = "reason" in result ? result.reason : result.status;
     return jsonError(c, 503, `The prompt was not accepted: ${reason}.`, "unavailable");
   }
+  const id = `chatcmpl-${result.inboxId}`;
   c.header("X-Guppy-Thread-Id", threadId);
   c.header("X-Guppy-Message-Id", result.inboxId);
   let runUsage = { input: 0, output: 0 };

@@ -7,14 +7,12 @@ import {
   type Store,
 } from "@guppy/core";
 import { type Context, Hono } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { streamSSE } from "hono/streaming";
 import { bearerMatches } from "./api-token.js";
 import { createAsyncQueue } from "./async-queue.js";
 import { chatCompletions } from "./chat-completions.js";
-import { jsonError, readJsonBody } from "./json-error.js";
-
-export const MAX_BODY_BYTES = 1024 * 1024;
+import { jsonError } from "./json-error.js";
+import { bodyLimit, readJsonBody } from "./request-body.js";
 
 export interface HttpAppOptions {
   orchestrator: Pick<Orchestrator, "send" | "status" | "threads">;
@@ -51,19 +49,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     }
     await next();
   });
-  app.use(
-    "*",
-    bodyLimit({
-      maxSize: MAX_BODY_BYTES,
-      onError: (c) =>
-        jsonError(
-          c,
-          413,
-          `The request body is larger than ${MAX_BODY_BYTES} bytes.`,
-          "payload_too_large",
-        ),
-    }),
-  );
+  app.use("*", bodyLimit);
 
   app.post("/v1/chat/completions", (c) => chatCompletions(c, orchestrator, options.modelName));
 

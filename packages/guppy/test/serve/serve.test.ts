@@ -169,6 +169,24 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
       body: JSON.stringify({ text: "hi" }),
     });
     expect(badId.status).toBe(400);
+    // A body without a Content-Length (chunked) is read up to the limit, then refused.
+    const chunked = (text: string) =>
+      s.api("/v1/threads/http:api:chunked/messages", {
+        method: "POST",
+        body: new ReadableStream({
+          start(controller) {
+            controller.enqueue(new TextEncoder().encode(text));
+            controller.close();
+          },
+        }),
+        duplex: "half",
+      } as RequestInit);
+    expect((await chunked(JSON.stringify({ text: "small and chunked" }))).status).toBe(202);
+    const bigChunked = await chunked(JSON.stringify({ text: "y".repeat(1024 * 1024 + 10) }));
+    expect(bigChunked.status).toBe(413);
+    expect(((await bigChunked.json()) as { error: { type: string } }).error.type).toBe(
+      "payload_too_large",
+    );
     // Last: the server answers 413 without reading the body and closes that connection.
     const huge = await s.api("/v1/threads/http:api:big/messages", {
       method: "POST",
