@@ -32,10 +32,9 @@ export function createLlmMessages(onFixes: (fixes: string[]) => void) {
       else if (isLlmMessage(m)) llm.push(m);
     }
     const repaired = repairPairing(llm, validUpTo);
-    if (repaired.fixes.length > 0) {
-      previous = undefined;
-      onFixes(repaired.fixes);
-    } else previous = { from: messages.slice(), llm };
+    if (repaired.fixes.length > 0) onFixes(repaired.fixes);
+    // Only a request that needed no repair is a valid prefix for the next one.
+    previous = repaired.messages === llm ? { from: messages.slice(), llm } : undefined;
     return repaired.messages;
   };
 }

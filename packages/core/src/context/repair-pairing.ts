@@ -55,6 +55,10 @@ export function repairPairing(input: readonly Message[], validUpTo = 0): Pairing
       }
       i++;
     }
+    const inCallOrder = calls.filter((c) => results.has(c.id)).map((c) => c.id);
+    if ([...results.keys()].some((id, k) => inCallOrder[k] !== id)) {
+      fixes.push(`put the results of ${inCallOrder.join(", ")} in call order`);
+    }
     for (const c of calls) {
       const r = results.get(c.id);
       if (r) {

@@ -61,6 +61,49 @@ describe("createLlmMessages", () => {
     );
   });
 
+  it("does not take a request whose results it reordered as the valid prefix of the next", () => {
+    const call = (id: string) => ({ type: "toolCall" as const, id, name: "bash", arguments: {} });
+    const assistant = {
+      role: "assistant",
+      content: [call("c0"), call("c1")],
+      api: "openai-completions",
+      provider: "openai",
+      model: "m",
+      usage: {
+        input: 0,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 0,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
+      stopReason: "toolUse",
+      timestamp: 0,
+    } as AgentMessage;
+    const result = (id: string) =>
+      ({
+        role: "toolResult",
+        toolCallId: id,
+        toolName: "bash",
+        content: [{ type: "text", text: id }],
+        isError: false,
+        timestamp: 0,
+      }) as AgentMessage;
+    const fixes: string[][] = [];
+    const convert = createLlmMessages((f) => fixes.push(f));
+    const first: AgentMessage[] = [user("go"), assistant, result("c1"), result("c0")];
+    const ids = (ms: Message[]) => ms.map((m) => (m.role === "toolResult" ? m.toolCallId : m.role));
+    expect(ids(convert(first))).toEqual(["user", "assistant", "c0", "c1"]);
+    expect(fixes).toEqual([["put the results of c0, c1 in call order"]]);
+    expect(ids(convert([...first, user("next")]))).toEqual([
+      "user",
+      "assistant",
+      "c0",
+      "c1",
+      "user",
+    ]);
+  });
+
   it("converts only the new messages when the request extends the previous one", () => {
     let fixes = 0;
     const convert = createLlmMessages(() => fixes++);
