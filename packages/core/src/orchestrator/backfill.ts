@@ -1,4 +1,4 @@
-import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
+import { close, closeSync, open, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Store } from "../store/create-store.js";
@@ -47,6 +47,20 @@ export function writeCursor(store: Store, threadId: string, cursor: number): voi
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * Creates the (empty) cursor file off the event loop if it is missing, so the synchronous write
+ * at deactivation only opens it: on some disks creating a file costs a millisecond.
+ */
+export function createCursorFile(store: Store, threadId: string): Promise<void> {
+  const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
+  return new Promise((resolve, reject) =>
+    open(file, "a", (error, fd) => {
+      if (error) reject(error);
+      else close(fd, () => resolve());
+    }),
+  );
 }
 
 /** The backfilled entries as one user message, oldest first. */

@@ -8,7 +8,7 @@ import { oneLine } from "../runner/message-text.js";
 import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
 import { parseThreadId } from "../store/thread-id.js";
-import { backfillMessage } from "./backfill.js";
+import { backfillMessage, createCursorFile } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
 import { createLogTail, type LogTail } from "./log-tail.js";
 import type {
@@ -170,6 +170,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     // Every prompt in the inbox is done: the file has nothing left to replay. (Kept when the
     // cursor could not be saved: its prompt ids keep their log lines out of the next backfill.)
     if (saved) inbox.clear(actor.threadId);
+    store.closeFiles(actor.threadId);
   };
 
   const startDrain = (actor: Actor) => {
@@ -188,7 +189,9 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     while (actor.queue.length > 0 && !stopping) {
       const item = actor.queue.shift() as QueuedPrompt;
       actor.current = item;
-      await limiter.acquire();
+      // The place in the FIFO is taken at once; a new thread's files are created meanwhile.
+      if (actor.runner) await limiter.acquire();
+      else await Promise.all([limiter.acquire(), openFiles(actor.threadId)]);
       try {
         if (stopping) {
           // Not started: it stays accepted in the inbox and runs after the next start.
@@ -309,6 +312,19 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       logger.warn(`Could not read the log cursor or inbox of ${actor.threadId}`, {
         error: String(error),
       });
+    }
+  }
+
+  /**
+   * Before an inactive thread's run: its files are created (when new) and opened off the event
+   * loop while the run waits for a slot. A failure is logged; the run's own writes report it.
+   */
+  async function openFiles(threadId: string): Promise<void> {
+    try {
+      await store.openFiles(threadId);
+      await createCursorFile(store, threadId);
+    } catch (error) {
+      logger.warn(`Could not open the files of ${threadId}`, { error: String(error) });
     }
   }
 

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { forgetAppendState } from "./durable-append.js";
+import { forgetAppendState, openForAppendAsync } from "./durable-append.js";
 import { appendJsonl, type JsonlTail, readJsonl, readJsonlFrom, serializeJsonl } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
 import { encodeSegment, parseThreadId } from "./thread-id.js";
@@ -38,6 +38,14 @@ export interface Store {
   archiveContext(threadId: string): string | undefined;
   /** Thread ids that have a directory on disk. */
   listThreads(): string[];
+  /**
+   * Creates the thread's directory, log.jsonl and context.jsonl off the event loop if missing, and
+   * keeps them open for the appends of its next run (the orchestrator calls it before a run of an
+   * inactive thread). Rejects when they cannot be created; the run then reports the same error.
+   */
+  openFiles(threadId: string): Promise<void>;
+  /** Closes the thread's files kept open between appends (its actor went idle). */
+  closeFiles(threadId: string): void;
 }
 
 export function createStore(options: { home: string; logger?: Logger }): Store {
@@ -110,6 +118,19 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       const target = join(threadDir(threadId), `context-${stamp}.jsonl`);
       renameSync(current, target);
       return target;
+    },
+    async openFiles(threadId) {
+      const dir = threadDir(threadId);
+      await Promise.all([
+        openForAppendAsync(join(dir, "log.jsonl")),
+        openForAppendAsync(join(dir, "context.jsonl")),
+      ]);
+      ensured.add(dir);
+    },
+    closeFiles(threadId) {
+      const dir = threadDir(threadId);
+      forgetAppendState(join(dir, "log.jsonl"));
+      forgetAppendState(join(dir, "context.jsonl"));
     },
     listThreads() {
       const out: string[] = [];

@@ -4,10 +4,12 @@ import {
   fstatSync,
   fsync,
   fsyncSync,
+  open,
   openSync,
   readSync,
   writeSync,
 } from "node:fs";
+import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /**
@@ -81,9 +83,13 @@ interface OpenFile {
   closed: boolean;
 }
 
-/** Most recently used last; bounded well under the process's file-descriptor limit. */
+/**
+ * Most recently used last; bounded well under the process's file-descriptor limit (Node raises
+ * the soft limit to the hard one at start). The orchestrator closes a thread's files when it
+ * deactivates, so this holds the active threads' files.
+ */
 const openFiles = new Map<string, OpenFile>();
-const MAX_OPEN = 512;
+const MAX_OPEN = 2048;
 
 function openForAppend(path: string): OpenFile {
   const cached = openFiles.get(path);
@@ -98,13 +104,46 @@ function openForAppend(path: string): OpenFile {
     shut(cached);
   }
   const file: OpenFile = { fd: openSync(path, "a+"), whole: false, syncing: 0, closed: false };
+  remember(path, file);
+  return file;
+}
+
+/** Adds an open file as the most recently used, closing the least recently used past the bound. */
+function remember(path: string, file: OpenFile): void {
   if (openFiles.size >= MAX_OPEN) {
     const [oldest, entry] = openFiles.entries().next().value as [string, OpenFile];
     openFiles.delete(oldest);
     shut(entry);
   }
   openFiles.set(path, file);
-  return file;
+}
+
+/**
+ * Opens `path` for appending off the event loop (creating it, and its directory, if missing) and
+ * keeps it with the files `appendLinesDurably` holds open: the thread's next appends find it
+ * open. On a disk where creating a file takes a millisecond this keeps the event loop free.
+ */
+export async function openForAppendAsync(path: string): Promise<void> {
+  if (openFiles.has(path)) return;
+  await mkdir(dirname(path), { recursive: true });
+  const fd = await new Promise<number>((resolve, reject) =>
+    open(path, "a+", (error, fd) => (error ? reject(error) : resolve(fd))),
+  );
+  // A synchronous append may have opened it meanwhile.
+  if (openFiles.has(path)) closeSync(fd);
+  else remember(path, { fd, whole: false, syncing: 0, closed: false });
+}
+
+/**
+ * The descriptor kept open for `path` (opened for append and read), if any and still the file at
+ * the path: readers use it instead of opening the path again. Do not close it.
+ */
+export function openAppendFd(path: string): number | undefined {
+  const cached = openFiles.get(path);
+  if (!cached) return undefined;
+  if (fstatSync(cached.fd).nlink > 0) return cached.fd;
+  release(path, cached);
+  return undefined;
 }
 
 function release(path: string, file: OpenFile): void {

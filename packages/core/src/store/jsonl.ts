@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import { appendLinesDurably, forgetAppendState } from "./durable-append.js";
+import { appendLinesDurably, forgetAppendState, openAppendFd } from "./durable-append.js";
 
 /**
  * Reads a JSON-lines file. A torn or invalid line (a crash mid-write) is skipped with one warning
@@ -63,12 +63,17 @@ export function readJsonlFrom<T>(
   logger: Logger,
   validate?: (value: unknown) => value is T,
 ): JsonlTail<T> {
+  // The file this process appends to is usually open already: read through that descriptor.
+  const shared = openAppendFd(path);
   let fd: number;
-  try {
-    fd = openSync(path, "r");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    return offset === 0 ? { records: [], end: 0 } : { restart: true };
+  if (shared !== undefined) fd = shared;
+  else {
+    try {
+      fd = openSync(path, "r");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      return offset === 0 ? { records: [], end: 0 } : { restart: true };
+    }
   }
   try {
     const size = fstatSync(fd).size;
@@ -92,7 +97,7 @@ export function readJsonlFrom<T>(
     );
     return { records, end: offset + whole };
   } finally {
-    closeSync(fd);
+    if (fd !== shared) closeSync(fd);
   }
 }
 

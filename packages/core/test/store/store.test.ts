@@ -43,6 +43,32 @@ describe("store", () => {
     expect(existsSync(join(home, "cli/local/default/scratch"))).toBe(false);
   });
 
+  it("creates a new thread's files off the event loop, keeps them for its appends, closes them when asked", async () => {
+    const store = createStore({ home });
+    const id = "test:c:fresh";
+    await store.openFiles(id);
+    const dir = store.threadDir(id);
+    expect(readdirSync(dir).sort()).toEqual(["context.jsonl", "log.jsonl"]);
+    const entry = {
+      date: "d",
+      messageId: "m1",
+      userId: "u",
+      userName: "ann",
+      text: "hi",
+      isBot: false,
+    };
+    store.appendLog(id, entry);
+    store.appendContext(id, [user("hello")]);
+    const tail = store.readLogFrom(id, 0);
+    expect("records" in tail && tail.records.map((e) => e.text)).toEqual(["hi"]);
+    store.closeFiles(id);
+    // Closed, then the path changed behind guppy's back: the next append opens the new file.
+    rmSync(join(dir, "log.jsonl"));
+    store.appendLog(id, { ...entry, messageId: "m2", text: "again" });
+    expect(store.readLog(id).map((e) => e.text)).toEqual(["again"]);
+    expect(store.loadContext(id)).toHaveLength(1);
+  });
+
   it("appends whole lines and reads them back in order", () => {
     const store = createStore({ home });
     store.appendContext("cli:local:a", [user("one"), user("two")]);
