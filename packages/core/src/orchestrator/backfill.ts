@@ -1,4 +1,4 @@
-import { close, closeSync, open, openSync, readFileSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Store } from "../store/create-store.js";
@@ -20,7 +20,7 @@ export function readCursor(store: Store, threadId: string): number {
   let text: string;
   try {
     // A new thread has none: checked first, as a thrown ENOENT costs more than the stat.
-    if (!statSync(file, { throwIfNoEntry: false })) return 0;
+    if (!statSync(file, { throwIfNoEntry: false })?.size) return 0;
     text = readFileSync(file, "utf8");
   } catch {
     return 0;
@@ -47,20 +47,6 @@ export function writeCursor(store: Store, threadId: string, cursor: number): voi
   } finally {
     closeSync(fd);
   }
-}
-
-/**
- * Creates the (empty) cursor file off the event loop if it is missing, so the synchronous write
- * at deactivation only opens it: on some disks creating a file costs a millisecond.
- */
-export function createCursorFile(store: Store, threadId: string): Promise<void> {
-  const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
-  return new Promise((resolve, reject) =>
-    open(file, "a", (error, fd) => {
-      if (error) reject(error);
-      else close(fd, () => resolve());
-    }),
-  );
 }
 
 /** The backfilled entries as one user message, oldest first. */

@@ -8,7 +8,7 @@ import { oneLine } from "../runner/message-text.js";
 import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
 import { parseThreadId } from "../store/thread-id.js";
-import { backfillMessage, createCursorFile } from "./backfill.js";
+import { backfillMessage } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
 import { createLogTail, type LogTail } from "./log-tail.js";
 import type {
@@ -322,7 +322,6 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   async function openFiles(threadId: string): Promise<void> {
     try {
       await store.openFiles(threadId);
-      await createCursorFile(store, threadId);
     } catch (error) {
       logger.warn(`Could not open the files of ${threadId}`, { error: String(error) });
     }
