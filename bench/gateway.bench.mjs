@@ -1,16 +1,23 @@
 // bench/gateway: `guppy serve` with the HTTP API only.
 //  - start → GET /health answering (target ≤ 700 ms), idle RSS after 10 s (target ≤ 90 MB)
-//  - load against a faux OpenAI-compatible LLM answering in 20 ms: 1,000 threads × 5 messages,
-//    GUPPY_MAX_CONCURRENT=64; all answered; wall time vs the ideal 5,000 × 20 ms / 64 (target ≤ 1.3×)
-//    (a) through HTTP, the openai-compatible route, with a faux OpenAI server in this process, and
-//    (b) in process (bench/gateway-load-probe.mjs): the same orchestrator, inbox, store and thread
-//        runners with pi-ai's faux provider — the runtime's own cost without two HTTP hops
-//    (b) is run with GUPPY_HOME on this disk and on tmpfs, which separates the runtime's cost from
-//        the disk's (file creation is slow on some virtual disks)
-//  - the file-system floor: the appends and reads one prompt needs, timed alone on this machine
+//  - load with a faux LLM answering in 20 ms: 1,000 threads × 5 messages (each thread sends its
+//    next message once the last is answered), GUPPY_MAX_CONCURRENT=64; all answered; wall time vs
+//    the ideal 5,000 × 20 ms / 64 (target ≤ 1.3×). Measured
+//    (a) through `guppy serve`'s OpenAI-compatible route with the faux LLM inside the gateway
+//        (faux-llm-preload.mjs: pi-ai's wire replaced by a 20 ms answer), GUPPY_HOME on this disk
+//        and on tmpfs (file creation is slow on some virtual disks);
+//    (b) the same with the faux LLM as an OpenAI-compatible HTTP server in this process (two HTTP
+//        hops per prompt: the gateway also pays the OpenAI SDK client's cost);
+//    (c) the HTTP floor: a bare Hono app (http-floor-server.mjs) under the same client — what the
+//        framework and this machine cost before guppy does anything;
+//    (d) in process (gateway-load-probe.mjs): the same orchestrator, inbox, store and thread
+//        runners with pi-ai's faux provider and no HTTP — the runtime's own cost;
+//    and the file-system floor: the appends and reads one prompt needs, timed alone.
+//    The client runs on the same machine: on 2 cores it competes with the gateway for CPU.
 //  - RSS per idle deactivated thread (target ≤ 5 KB): through HTTP, RSS growth over 4,000 more
-//    one-message threads once all are deactivated, divided by 4,000 (RSS moves in allocator-sized
-//    steps, so this is coarse); in process after GC (bench/idle-threads-probe.mjs), heap and RSS
+//    one-message threads once all are deactivated (GUPPY_IDLE_TIMEOUT_SECONDS=2), divided by
+//    4,000 (RSS moves in allocator-sized steps, so this is coarse); in process after GC
+//    (idle-threads-probe.mjs), heap and RSS
 // Needs a build (npm run build). Prints figures; never fails on a timing.
 import { execFileSync, spawn } from "node:child_process";
 import {
@@ -20,15 +27,19 @@ import {
   mkdtempSync,
   openSync,
   readFileSync,
+  readSync,
   rmSync,
   writeSync,
 } from "node:fs";
-import { Agent, createServer, request } from "node:http";
+import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { createHttpLoadClient } from "./http-load-client.mjs";
 
 const bin = fileURLToPath(new URL("../packages/guppy/bin/guppy.js", import.meta.url));
+const unbundled = fileURLToPath(new URL("./serve-unbundled.mjs", import.meta.url));
+const fauxPreload = fileURLToPath(new URL("./faux-llm-preload.mjs", import.meta.url));
 const LATENCY_MS = 20;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -74,10 +85,12 @@ const freePort = async () => {
   return port;
 };
 
-async function startServe(home, extra = {}) {
+/** Starts `guppy serve`; with `fauxInside` the faux LLM answers inside the gateway process. */
+async function startServe(home, extra = {}, fauxInside = false) {
   const port = await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, [bin, "serve"], {
+  const argv = fauxInside ? ["--import", fauxPreload, unbundled, "serve"] : [bin, "serve"];
+  const child = spawn(process.execPath, argv, {
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -110,39 +123,48 @@ async function startServe(home, extra = {}) {
     child.kill("SIGTERM");
     await exited;
   };
-  return { child, url, token, ready, stop };
+  return { child, port, url, token, ready, stop };
 }
 
 /**
- * The file work one prompt needs at least (inbox accepted and done, the log's two lines, the
- * context's append, one read of the log's new lines) over 1,000 new threads × 5 prompts, timed
- * alone: what this machine's disk makes the floor. Also what creating one file costs here (each
- * new thread creates its directory, inbox.jsonl, log.jsonl and context.jsonl).
+ * The file work one prompt needs at least (the inbox journal's accepted and done lines, the log's
+ * two lines, the context's append, one read of the log's new lines; files kept open as guppy
+ * keeps them) over 1,000 new threads × 5 prompts, timed alone: what this machine's disk makes the
+ * floor. Also what creating one file costs here (each new thread creates its directory,
+ * log.jsonl and context.jsonl).
  */
 function fileFloor(home) {
   const line = '{"role":"user","content":"message"}\n';
+  const journal = openSync(join(home, "inbox.jsonl"), "a");
+  const fds = [];
   const t0 = performance.now();
   for (let m = 0; m < 5; m++) {
     for (let t = 0; t < 1000; t++) {
-      const dir = join(home, `t${t}`);
-      if (m === 0) mkdirSync(dir);
-      for (const f of ["inbox", "log", "context", "log", "inbox"]) {
-        const fd = openSync(join(dir, f), "a");
-        writeSync(fd, line);
-        closeSync(fd);
+      if (m === 0) {
+        const dir = join(home, `t${t}`);
+        mkdirSync(dir);
+        fds[t] = [openSync(join(dir, "log"), "a+"), openSync(join(dir, "context"), "a")];
       }
-      readFileSync(join(dir, "log"), "utf8");
+      const [log, context] = fds[t];
+      writeSync(journal, line);
+      writeSync(log, line);
+      readSync(log, Buffer.alloc(line.length), 0, line.length, m * 2 * line.length);
+      writeSync(context, line);
+      writeSync(log, line);
+      writeSync(journal, line);
     }
   }
   const perPrompt = (performance.now() - t0) / 5000;
+  for (const pair of fds) for (const fd of pair) closeSync(fd);
+  closeSync(journal);
   const c0 = performance.now();
   for (let i = 0; i < 500; i++) closeSync(openSync(join(home, `t${i}`, "new"), "a"));
   return { perPrompt, perCreate: (performance.now() - c0) / 500 };
 }
 
 const homes = [];
-const newHome = () => {
-  const h = mkdtempSync(join(tmpdir(), "guppy-bench-gateway-"));
+const newHome = (dir = tmpdir()) => {
+  const h = mkdtempSync(join(dir, "guppy-bench-gateway-"));
   homes.push(h);
   return h;
 };
@@ -168,68 +190,95 @@ try {
   const THREADS = 1000;
   const MESSAGES = 5;
   const CONCURRENT = 64;
-  const s = await startServe(newHome(), {
-    GUPPY_MAX_CONCURRENT: String(CONCURRENT),
-    GUPPY_IDLE_TIMEOUT_SECONDS: "2",
-  });
-  // node:http with a keep-alive agent rather than fetch: undici's fetch costs this process about
-  // twice the CPU per request, and on a 2-core machine the client competes with the gateway.
-  const agent = new Agent({ keepAlive: true });
-  const ask = (thread, text) =>
-    new Promise((resolve, reject) => {
-      const body = JSON.stringify({ model: "faux", messages: [{ role: "user", content: text }] });
-      const req = request(
-        `${s.url}/v1/chat/completions`,
-        {
-          method: "POST",
-          agent,
-          headers: {
-            authorization: `Bearer ${s.token}`,
-            "content-type": "application/json",
-            "content-length": Buffer.byteLength(body),
-            "x-guppy-thread": thread,
-          },
-        },
-        (res) => {
-          let data = "";
-          res.setEncoding("utf8");
-          res.on("data", (chunk) => {
-            data += chunk;
-          });
-          res.on("end", () => {
-            try {
-              const answer = JSON.parse(data).choices?.[0]?.message?.content;
-              resolve(res.statusCode === 200 && typeof answer === "string");
-            } catch {
-              resolve(false);
-            }
-          });
-        },
-      );
-      req.on("error", reject);
-      req.end(body);
-    });
-  // Warm-up (JIT, first connections), not timed.
-  await Promise.all(Array.from({ length: 64 }, (_, i) => ask(`warm${i}`, "warm up")));
-  const t0 = performance.now();
-  const results = await Promise.all(
-    Array.from({ length: THREADS }, async (_, t) => {
-      let ok = 0;
-      for (let m = 0; m < MESSAGES; m++) if (await ask(`t${t}`, `message ${m}`)) ok++;
-      return ok;
-    }),
-  );
-  const wall = performance.now() - t0;
-  const answered = results.reduce((a, b) => a + b, 0);
   const ideal = (THREADS * MESSAGES * LATENCY_MS) / CONCURRENT;
-  console.log(
-    `load                 ${answered}/${THREADS * MESSAGES} answered; wall ${wall.toFixed(0)} ms vs ideal ${ideal.toFixed(0)} ms = ${(wall / ideal).toFixed(2)}× (target ≤ 1.3×)`,
+  /** One chat completion on `thread` (sent on the socket of `user`); true when answered. */
+  const ask = async (client, token, thread, text, user = thread) => {
+    const { status, body } = await client.post(
+      user,
+      "/v1/chat/completions",
+      {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        "x-guppy-thread": thread,
+      },
+      JSON.stringify({ model: "faux", messages: [{ role: "user", content: text }] }),
+    );
+    try {
+      return status === 200 && typeof JSON.parse(body).choices?.[0]?.message?.content === "string";
+    } catch {
+      return false;
+    }
+  };
+  /** The timed load against a server (after 64 warm-up prompts on other threads). */
+  const load = async (port, token) => {
+    const client = createHttpLoadClient(port);
+    try {
+      await Promise.all(
+        Array.from({ length: 64 }, (_, i) => ask(client, token, `warm${i}`, "warm up")),
+      );
+      const t0 = performance.now();
+      const results = await Promise.all(
+        Array.from({ length: THREADS }, async (_, t) => {
+          let ok = 0;
+          for (let m = 0; m < MESSAGES; m++)
+            if (await ask(client, token, `t${t}`, `message ${m}`)) ok++;
+          return ok;
+        }),
+      );
+      const wall = performance.now() - t0;
+      return { wall, answered: results.reduce((a, b) => a + b, 0) };
+    } finally {
+      client.close();
+    }
+  };
+  const report = (label, { wall, answered }, where) =>
+    console.log(
+      `${label.padEnd(21)}${answered}/${THREADS * MESSAGES} answered; wall ${wall.toFixed(0)} ms vs ideal ${ideal.toFixed(0)} ms = ${(wall / ideal).toFixed(2)}× (target ≤ 1.3×), ${((THREADS * MESSAGES) / (wall / 1000)).toFixed(0)} prompts/s${where ? `, ${where}` : ""}`,
+    );
+  const loadServe = async (home, fauxInside) => {
+    const s = await startServe(home, { GUPPY_MAX_CONCURRENT: String(CONCURRENT) }, fauxInside);
+    try {
+      return await load(s.port, s.token);
+    } finally {
+      await s.stop();
+    }
+  };
+  const tmpfs = existsSync("/dev/shm") ? "/dev/shm" : undefined;
+  report(
+    "load (a)",
+    await loadServe(newHome(), true),
+    `faux LLM in the gateway, GUPPY_HOME in ${tmpdir()}`,
   );
-  console.log(
-    `                     ${((THREADS * MESSAGES) / (wall / 1000)).toFixed(0)} prompts/s, RSS after load ${rssMb(s.child.pid).toFixed(1)} MB`,
+  if (tmpfs) {
+    report(
+      "",
+      await loadServe(newHome(tmpfs), true),
+      `the same with GUPPY_HOME on tmpfs (${tmpfs})`,
+    );
+  }
+  report(
+    "load (b)",
+    await loadServe(newHome(), false),
+    "faux LLM over HTTP (OpenAI SDK in the gateway)",
   );
+  {
+    const floorServer = spawn(
+      process.execPath,
+      [
+        fileURLToPath(new URL("./http-floor-server.mjs", import.meta.url)),
+        String(CONCURRENT),
+        String(LATENCY_MS),
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const port = await new Promise((resolve) =>
+      floorServer.stdout.once("data", (d) => resolve(Number(String(d).trim()))),
+    );
+    report("HTTP floor (c)", await load(port, "floor"), "a bare Hono app, no guppy");
+    floorServer.kill("SIGTERM");
+  }
 
-  // 2b. The same load in process — GUPPY_HOME on this disk, and on tmpfs when there is one — and
+  // 2d. The same load in process — GUPPY_HOME on this disk, and on tmpfs when there is one — and
   // what the file system alone costs.
   const probe = fileURLToPath(new URL("./gateway-load-probe.mjs", import.meta.url));
   const inProcess = (dir) =>
@@ -241,12 +290,12 @@ try {
     );
   const onDisk = inProcess(undefined);
   console.log(
-    `load in process      ${onDisk.answered}/${onDisk.total} answered; wall ${onDisk.wall.toFixed(0)} ms = ${onDisk.ratio.toFixed(2)}× ideal (target ≤ 1.3×), GUPPY_HOME in ${tmpdir()}`,
+    `in process (d)       ${onDisk.answered}/${onDisk.total} answered; wall ${onDisk.wall.toFixed(0)} ms = ${onDisk.ratio.toFixed(2)}× ideal (target ≤ 1.3×), GUPPY_HOME in ${tmpdir()}`,
   );
-  if (existsSync("/dev/shm")) {
-    const onTmpfs = inProcess("/dev/shm");
+  if (tmpfs) {
+    const onTmpfs = inProcess(tmpfs);
     console.log(
-      `                     ${onTmpfs.answered}/${onTmpfs.total} answered; wall ${onTmpfs.wall.toFixed(0)} ms = ${onTmpfs.ratio.toFixed(2)}× ideal, GUPPY_HOME on tmpfs (/dev/shm): the runtime without the disk`,
+      `                     ${onTmpfs.answered}/${onTmpfs.total} answered; wall ${onTmpfs.wall.toFixed(0)} ms = ${onTmpfs.ratio.toFixed(2)}× ideal, GUPPY_HOME on tmpfs (${tmpfs}): the runtime without the disk`,
     );
   }
   const floor = fileFloor(newHome());
@@ -255,12 +304,18 @@ try {
   );
 
   // 3. RSS per idle deactivated thread.
+  const s = await startServe(newHome(), {
+    GUPPY_MAX_CONCURRENT: String(CONCURRENT),
+    GUPPY_IDLE_TIMEOUT_SECONDS: "2",
+  });
+  const client = createHttpLoadClient(s.port);
+  await Promise.all(Array.from({ length: 64 }, (_, i) => ask(client, s.token, `warm${i}`, "warm")));
   await sleep(3500);
   const before = rssMb(s.child.pid);
   const EXTRA = 4000;
   await Promise.all(
     Array.from({ length: 200 }, async (_, w) => {
-      for (let i = w; i < EXTRA; i += 200) await ask(`idle${i}`, "hello");
+      for (let i = w; i < EXTRA; i += 200) await ask(client, s.token, `idle${i}`, "hello", `w${w}`);
     }),
   );
   await sleep(3500); // every actor deactivates (GUPPY_IDLE_TIMEOUT_SECONDS=2)
@@ -268,7 +323,7 @@ try {
   console.log(
     `idle threads         RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB over ${EXTRA} more deactivated threads = ${(((after - before) * 1024 * 1024) / EXTRA / 1024).toFixed(2)} KB/thread (target ≤ 5 KB)`,
   );
-  agent.destroy();
+  client.close();
   await s.stop();
 
   // 3b. The same in process, after GC: heap and RSS retained per deactivated thread.
