@@ -1,11 +1,13 @@
-import { closeSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { uptime } from "node:os";
 import { ConfigError } from "../config/config-error.js";
 
 /**
  * `<home>/inbox.lock`: one gateway per GUPPY_HOME. Two would each replay the other's unanswered
  * prompts and compact the shared inbox journal under each other. Holds the owner's pid; a lock
- * whose process is gone (killed) is taken over. Several orchestrators of one process (tests)
- * share it. Returns the release function.
+ * is taken over when its process is gone (killed), when it was written before this boot (a power
+ * cut: its pid may belong to anything now), or when that pid runs something other than node.
+ * Several orchestrators of one process (tests) share it. Returns the release function.
  */
 export function lockInbox(path: string, home: string): () => void {
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -27,7 +29,7 @@ export function lockInbox(path: string, home: string): () => void {
     }
     const owner = ownerOf(path);
     if (owner === process.pid) return () => {};
-    if (owner !== undefined && alive(owner)) {
+    if (owner !== undefined && alive(owner) && !stale(path, owner)) {
       throw new ConfigError(
         `GUPPY_HOME ${home} is in use by another guppy serve (pid ${owner}): stop it, or give this one its own GUPPY_HOME (if pid ${owner} is not guppy, delete ${path}).`,
       );
@@ -44,6 +46,22 @@ function ownerOf(path: string): number | undefined {
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Written before the machine booted, or held by a pid that is not a node process now. */
+function stale(path: string, pid: number): boolean {
+  try {
+    if (statSync(path).mtimeMs < Date.now() - uptime() * 1000) return true;
+  } catch {
+    return true;
+  }
+  try {
+    // Linux: what the pid runs now. Elsewhere there is no /proc and the pid is trusted.
+    const command = readFileSync(`/proc/${pid}/cmdline`, "utf8");
+    return !/node|guppy/.test(command);
+  } catch {
+    return false;
   }
 }
 

@@ -1,5 +1,13 @@
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -158,5 +166,22 @@ describe("inbox journal", () => {
     expect((error as Error).message).not.toContain("\n");
     // Nothing was taken: the other process's lock is as it was.
     expect(readFileSync(lock, "utf8").trim()).toBe(String(process.ppid));
+
+    // The same pid, but the lock was written before this boot (a power cut): stale.
+    utimesSync(lock, new Date(0), new Date(0));
+    make().close();
+    open = [];
+
+    // A live pid that runs something other than node now (the pid was reused): stale on Linux.
+    if (existsSync("/proc/self/cmdline")) {
+      const sleeper = spawn("sleep", ["30"]);
+      try {
+        writeFileSync(lock, `${sleeper.pid}\n`);
+        make();
+        expect(readFileSync(lock, "utf8").trim()).toBe(String(process.pid));
+      } finally {
+        sleeper.kill();
+      }
+    }
   });
 });
