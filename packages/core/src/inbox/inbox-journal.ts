@@ -68,10 +68,14 @@ export function openInboxJournal(path: string, logger: Logger): InboxJournal {
     created = false;
   };
 
-  const write = (records: readonly InboxRecord[]) => {
+  /**
+   * `checkLinks`: first make sure the file is still the one at `path` (accepts check; progress
+   * lines do not: they matter only beside the accepted line, which the next accept re-creates).
+   */
+  const write = (records: readonly InboxRecord[], checkLinks = true) => {
     if (closed) throw new Error("the inbox journal is closed");
     if (records.length === 0) return;
-    if (fstatSync(fd).nlink === 0) {
+    if (checkLinks && fstatSync(fd).nlink === 0) {
       // Removed or replaced behind guppy's back: appends to it would go nowhere.
       logger.warn(`The inbox journal ${path} was removed while guppy ran: it is written anew`);
       retire(fd);
@@ -111,7 +115,7 @@ export function openInboxJournal(path: string, logger: Logger): InboxJournal {
     get size() {
       return size;
     },
-    append: write,
+    append: (records) => write(records, false),
     appendSynced(records) {
       write(records);
       fsyncSync(fd);

@@ -40,7 +40,18 @@ export function createGatewayLogger(options: {
     write(lines);
   };
   process.once("exit", flushTerminal);
-  const stamp = () => new Date().toISOString().slice(11, 19);
+  // HH:MM:SS (UTC), worked out once per second: under load there are thousands of lines a second.
+  let stampSecond = -1;
+  let stampText = "";
+  const stamp = () => {
+    const now = Date.now();
+    const second = Math.floor(now / 1000);
+    if (second !== stampSecond) {
+      stampSecond = second;
+      stampText = new Date(now).toISOString().slice(11, 19);
+    }
+    return stampText;
+  };
   const say = (text: string) => {
     if (pending.length === 0) setImmediate(flushTerminal);
     pending.push(`${stamp()} ${text}`);

@@ -62,14 +62,35 @@ export async function chatCompletions(
   const includeUsage =
     (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
 
-  const queue = createAsyncQueue<Outcome>();
+  // Streaming reads every event through a queue; a plain answer only needs the end of the run
+  // (and its usage), so it waits on one promise instead.
+  let runUsage = { input: 0, output: 0 };
+  const track = (event: RunnerEvent) => {
+    if (event.type === "usage") {
+      runUsage = {
+        input: runUsage.input + event.usage.input + event.usage.cacheRead + event.usage.cacheWrite,
+        output: runUsage.output + event.usage.output,
+      };
+    }
+  };
+  const queue = body.stream === true ? createAsyncQueue<Outcome>() : undefined;
+  let settle: (outcome: Outcome) => void = () => {};
+  const ended = new Promise<Outcome>((resolve) => {
+    settle = resolve;
+  });
   const handle: ThreadHandle = {
     threadId,
     onEvent(event) {
-      queue.push({ type: "event", event });
-      if (event.type === "run_end") queue.close();
+      if (queue) {
+        queue.push({ type: "event", event });
+        if (event.type === "run_end") queue.close();
+        return;
+      }
+      track(event);
+      if (event.type === "run_end") settle({ type: "event", event });
     },
     notice(noticeText) {
+      if (!queue) return settle({ type: "notice", text: noticeText });
       queue.push({ type: "notice", text: noticeText });
       queue.close();
     },
@@ -98,54 +119,37 @@ export async function chatCompletions(
   const id = `chatcmpl-${result.inboxId}`;
   c.header("X-Guppy-Thread-Id", threadId);
   c.header("X-Guppy-Message-Id", result.inboxId);
-  let runUsage = { input: 0, output: 0 };
   const usageBody = () => ({
     prompt_tokens: runUsage.input,
     completion_tokens: runUsage.output,
     total_tokens: runUsage.input + runUsage.output,
   });
-  const track = (event: RunnerEvent) => {
-    if (event.type === "usage") {
-      runUsage = {
-        input: runUsage.input + event.usage.input + event.usage.cacheRead + event.usage.cacheWrite,
-        output: runUsage.output + event.usage.output,
-      };
-    }
-  };
 
-  if (body.stream !== true) {
-    for await (const outcome of queue) {
-      if (outcome.type === "notice") {
-        return jsonError(c, 503, outcome.text, "unavailable");
-      }
-      const event = outcome.event;
-      track(event);
-      if (event.type !== "run_end") continue;
-      if (event.stopReason === "error") {
-        return jsonError(
-          c,
-          502,
-          event.errorMessage ?? "The model request failed.",
-          "upstream_error",
-        );
-      }
-      return c.json({
-        id,
-        object: "chat.completion",
-        created,
-        model,
-        choices: [
-          {
-            index: 0,
-            message: { role: "assistant", content: event.text },
-            finish_reason: finishReason(event.stopReason),
-          },
-        ],
-        usage: usageBody(),
-        guppy: { thread_id: threadId, message_id: result.inboxId, stop_reason: event.stopReason },
-      });
+  if (!queue) {
+    const outcome = await ended;
+    if (outcome.type === "notice") return jsonError(c, 503, outcome.text, "unavailable");
+    const event = outcome.event;
+    if (event.type !== "run_end") {
+      return jsonError(c, 500, "The run ended without an answer.", "internal_error");
     }
-    return jsonError(c, 500, "The run ended without an answer.", "internal_error");
+    if (event.stopReason === "error") {
+      return jsonError(c, 502, event.errorMessage ?? "The model request failed.", "upstream_error");
+    }
+    return c.json({
+      id,
+      object: "chat.completion",
+      created,
+      model,
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: event.text },
+          finish_reason: finishReason(event.stopReason),
+        },
+      ],
+      usage: usageBody(),
+      guppy: { thread_id: threadId, message_id: result.inboxId, stop_reason: event.stopReason },
+    });
   }
 
   return streamSSE(c, async (stream) => {
