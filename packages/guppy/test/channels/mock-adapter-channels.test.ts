@@ -113,8 +113,12 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
     });
     await channel.chat.processMessage(rec.adapter, threadId, message);
     await channel.bridge.idle();
-    for (let i = 0; i < 200 && runtime.orchestrator.status(threadId).state === "running"; i++)
-      await new Promise((r) => setTimeout(r, 20));
+    // Until nothing runs or waits in the thread (a new thread's files are opened before its run).
+    const busy = () => {
+      const status = runtime.orchestrator.status(threadId);
+      return status.state === "running" || status.queued > 0;
+    };
+    for (let i = 0; i < 200 && busy(); i++) await new Promise((r) => setTimeout(r, 20));
     await channel.bridge.idle();
     return rec.posted(threadId);
   }
