@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { compactionToUser, isCompactionMessage } from "../../src/context/compaction-message.js";
 import { createLlmMessages } from "../../src/context/llm-messages.js";
 import { isValid, repairPairing } from "../../src/context/repair-pairing.js";
-import { cleanHistory, messyHistory, user } from "./history-arbitrary.js";
+import { assistant, call, cleanHistory, messyHistory, result, user } from "./history-arbitrary.js";
 
 /** What a conversion from scratch gives: the reference the incremental one must equal. */
 function fresh(messages: readonly AgentMessage[]): Message[] {
@@ -62,36 +62,14 @@ describe("createLlmMessages", () => {
   });
 
   it("does not take a request whose results it reordered as the valid prefix of the next", () => {
-    const call = (id: string) => ({ type: "toolCall" as const, id, name: "bash", arguments: {} });
-    const assistant = {
-      role: "assistant",
-      content: [call("c0"), call("c1")],
-      api: "openai-completions",
-      provider: "openai",
-      model: "m",
-      usage: {
-        input: 0,
-        output: 0,
-        cacheRead: 0,
-        cacheWrite: 0,
-        totalTokens: 0,
-        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-      },
-      stopReason: "toolUse",
-      timestamp: 0,
-    } as AgentMessage;
-    const result = (id: string) =>
-      ({
-        role: "toolResult",
-        toolCallId: id,
-        toolName: "bash",
-        content: [{ type: "text", text: id }],
-        isError: false,
-        timestamp: 0,
-      }) as AgentMessage;
     const fixes: string[][] = [];
     const convert = createLlmMessages((f) => fixes.push(f));
-    const first: AgentMessage[] = [user("go"), assistant, result("c1"), result("c0")];
+    const first: AgentMessage[] = [
+      user("go"),
+      assistant("", [call("c0"), call("c1")]),
+      result("c1"),
+      result("c0"),
+    ];
     const ids = (ms: Message[]) => ms.map((m) => (m.role === "toolResult" ? m.toolCallId : m.role));
     expect(ids(convert(first))).toEqual(["user", "assistant", "c0", "c1"]);
     expect(fixes).toEqual([["put the results of c0, c1 in call order"]]);
