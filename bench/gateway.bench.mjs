@@ -14,9 +14,10 @@
 //        runners with pi-ai's faux provider and no HTTP — the runtime's own cost;
 //    and the file-system floor: the appends and reads one prompt needs, timed alone.
 //    The client runs on the same machine: on 2 cores it competes with the gateway for CPU.
-//  - RSS per idle deactivated thread (target ≤ 5 KB): through HTTP, RSS growth over 4,000 more
-//    one-message threads once all are deactivated (GUPPY_IDLE_TIMEOUT_SECONDS=2), divided by
-//    4,000 (RSS moves in allocator-sized steps, so this is coarse); in process after GC
+//  - RSS per idle deactivated thread (target ≤ 5 KB): through HTTP, RSS growth over batches of
+//    4,000 more one-message threads once all are deactivated (GUPPY_IDLE_TIMEOUT_SECONDS=2),
+//    divided by 4,000 — the last batch, once the heap has grown to the working set of the runners
+//    active at once (RSS moves in allocator-sized steps, so this is coarse); in process after GC
 //    (idle-threads-probe.mjs), heap and RSS
 // Needs a build (npm run build). Prints figures; never fails on a timing.
 import { execFileSync, spawn } from "node:child_process";
@@ -311,17 +312,24 @@ try {
   const client = createHttpLoadClient(s.port);
   await Promise.all(Array.from({ length: 64 }, (_, i) => ask(client, s.token, `warm${i}`, "warm")));
   await sleep(3500);
-  const before = rssMb(s.child.pid);
+  // Batches of 4,000 one-message threads, each left to deactivate. The first batch grows the
+  // heap to hold the ~3,000 runners active at once at this rate (V8 does not give that memory
+  // back); the later ones show what idle threads add once the heap has its working size.
   const EXTRA = 4000;
-  await Promise.all(
-    Array.from({ length: 200 }, async (_, w) => {
-      for (let i = w; i < EXTRA; i += 200) await ask(client, s.token, `idle${i}`, "hello", `w${w}`);
-    }),
-  );
-  await sleep(3500); // every actor deactivates (GUPPY_IDLE_TIMEOUT_SECONDS=2)
-  const after = rssMb(s.child.pid);
+  const rss = [rssMb(s.child.pid)];
+  for (let batch = 0; batch < 3; batch++) {
+    await Promise.all(
+      Array.from({ length: 200 }, async (_, w) => {
+        for (let i = w; i < EXTRA; i += 200)
+          await ask(client, s.token, `idle${batch}-${i}`, "hello", `w${w}`);
+      }),
+    );
+    await sleep(3500); // every actor deactivates (GUPPY_IDLE_TIMEOUT_SECONDS=2)
+    rss.push(rssMb(s.child.pid));
+  }
+  const perThread = (from, to) => (((rss[to] - rss[from]) * 1024) / EXTRA).toFixed(2);
   console.log(
-    `idle threads         RSS ${before.toFixed(1)} → ${after.toFixed(1)} MB over ${EXTRA} more deactivated threads = ${(((after - before) * 1024 * 1024) / EXTRA / 1024).toFixed(2)} KB/thread (target ≤ 5 KB)`,
+    `idle threads         RSS ${rss.map((r) => r.toFixed(1)).join(" → ")} MB after each ${EXTRA} more deactivated threads: ${perThread(2, 3)} KB/thread over the last ${EXTRA} (target ≤ 5 KB; ${perThread(0, 1)} KB over the first, the heap's growth to the active runners' working set)`,
   );
   client.close();
   await s.stop();
