@@ -26,6 +26,11 @@ export interface TokenCounter {
 type Encoder = (text: string) => number;
 let sharedEncoder: Encoder | undefined;
 let loading: Promise<void> | undefined;
+/**
+ * BPE counts of tool definitions by content, shared by every thread: each thread builds its own
+ * tool objects (bound to its workspace), but their definitions are the same few.
+ */
+const toolTokens = new Map<string, number>();
 
 /**
  * gpt-tokenizer's cl100k_base: chosen over js-tiktoken by bench/context (same ranks: loads in
@@ -113,7 +118,16 @@ export function createTokenCounter(): TokenCounter {
       if (cached !== undefined) return cached;
       let n = 0;
       for (const t of tools) {
-        n += text(t.name) + text(t.description) + text(JSON.stringify(t.parameters)) + 12;
+        const definition = `${t.name}\n${t.description}\n${JSON.stringify(t.parameters)}`;
+        let tokens = sharedEncoder ? toolTokens.get(definition) : undefined;
+        if (tokens === undefined) {
+          tokens = text(t.name) + text(t.description) + text(JSON.stringify(t.parameters)) + 12;
+          if (sharedEncoder) {
+            if (toolTokens.size >= 256) toolTokens.clear();
+            toolTokens.set(definition, tokens);
+          }
+        }
+        n += tokens;
       }
       if (sharedEncoder) toolCache.set(key, n);
       return n;

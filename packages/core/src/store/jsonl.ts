@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { Logger } from "../logging/logger.js";
 import { appendLinesDurably, forgetAppendState, openAppendFd } from "./durable-append.js";
 
@@ -13,6 +13,8 @@ export function readJsonl<T>(
 ): T[] {
   let text: string;
   try {
+    // A missing file is common (a new thread): asked first, as a thrown ENOENT costs more.
+    if (!existsSync(path)) return [];
     text = readFileSync(path, "utf8");
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
