@@ -133,6 +133,7 @@ export function openInboxJournal(path: string, logger: Logger): InboxJournal {
       });
     },
     rewrite(records) {
+      if (closed) throw new Error("the inbox journal is closed");
       writeFileAtomic(path, serializeJsonl(records));
       syncDirectory(dirname(path));
       retire(fd);
