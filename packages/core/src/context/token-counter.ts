@@ -118,10 +118,11 @@ export function createTokenCounter(): TokenCounter {
       if (cached !== undefined) return cached;
       let n = 0;
       for (const t of tools) {
-        const definition = `${t.name}\n${t.description}\n${JSON.stringify(t.parameters)}`;
+        const schema = JSON.stringify(t.parameters);
+        const definition = `${t.name}\n${t.description}\n${schema}`;
         let tokens = sharedEncoder ? toolTokens.get(definition) : undefined;
         if (tokens === undefined) {
-          tokens = text(t.name) + text(t.description) + text(JSON.stringify(t.parameters)) + 12;
+          tokens = text(t.name) + text(t.description) + text(schema) + 12;
           if (sharedEncoder) {
             if (toolTokens.size >= 256) toolTokens.clear();
             toolTokens.set(definition, tokens);

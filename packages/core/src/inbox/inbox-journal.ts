@@ -1,17 +1,8 @@
-import {
-  close,
-  closeSync,
-  fstatSync,
-  fsync,
-  fsyncSync,
-  openSync,
-  readSync,
-  writeSync,
-} from "node:fs";
+import { close, closeSync, fstatSync, fsync, fsyncSync, openSync, writeSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { writeFileAtomic } from "../store/atomic-write.js";
-import { syncDirectory } from "../store/durable-append.js";
+import { endsTorn, syncDirectory } from "../store/durable-append.js";
 import { readJsonl, serializeJsonl } from "../store/jsonl.js";
 import { type InboxRecord, isInboxRecord } from "./inbox-record.js";
 
@@ -54,13 +45,18 @@ export function openInboxJournal(path: string, logger: Logger): InboxJournal {
     if ((running.get(old) ?? 0) > 0) retired.add(old);
     else closeSync(old);
   };
-  const settle = (error?: Error) => {
-    const batch = waiting;
-    waiting = [];
+  /** Resolves (or rejects) the waiting lines the last fsync covered. */
+  const settle = (batch: typeof waiting, error?: Error | null) => {
     for (const w of batch) {
       if (error) w.reject(error);
       else w.resolve();
     }
+  };
+  /** Every line written so far is on disk: settles all that wait. */
+  const settleAll = (error?: Error) => {
+    const batch = waiting;
+    waiting = [];
+    settle(batch, error);
   };
   const syncDirectoryOnce = () => {
     if (!created) return;
@@ -103,10 +99,7 @@ export function openInboxJournal(path: string, logger: Logger): InboxJournal {
         if (retired.delete(target)) close(target, () => {});
       }
       if (!error && target === fd) syncDirectoryOnce();
-      for (const w of batch) {
-        if (error) w.reject(error);
-        else w.resolve();
-      }
+      settle(batch, error);
     });
   };
 
@@ -142,27 +135,19 @@ export function openInboxJournal(path: string, logger: Logger): InboxJournal {
       created = false;
       torn = false;
       // Everything written so far is in the new file, which is on disk.
-      settle();
+      settleAll();
     },
     close() {
       if (closed) return;
       closed = true;
       try {
         if (waiting.length > 0) fsyncSync(fd);
-        settle();
+        settleAll();
       } catch (error) {
-        settle(error as Error);
+        settleAll(error as Error);
       } finally {
         retire(fd);
       }
     },
   };
-}
-
-/** True when the file's last byte is not a newline (a crash mid-write). */
-function endsTorn(fd: number, size: number): boolean {
-  if (size === 0) return false;
-  const last = Buffer.alloc(1);
-  readSync(fd, last, 0, 1, size - 1);
-  return last[0] !== 0x0a;
 }

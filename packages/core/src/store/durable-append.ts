@@ -39,11 +39,7 @@ export function appendLinesDurably(
       // First append to this file since it was opened: check how the last writer left it.
       const size = fstatSync(file.fd).size;
       created = size === 0;
-      if (size > 0) {
-        const last = Buffer.alloc(1);
-        readSync(file.fd, last, 0, 1, size - 1);
-        if (last[0] !== 0x0a) prefix = "\n";
-      }
+      if (endsTorn(file.fd, size)) prefix = "\n";
     }
     writeSync(file.fd, prefix + body, null, "utf8");
     file.whole = true;
@@ -165,6 +161,14 @@ function shut(file: OpenFile): void {
 export function forgetAppendState(path: string): void {
   const file = openFiles.get(path);
   if (file) release(path, file);
+}
+
+/** True when a file of `size` bytes does not end in a newline (a writer died mid-line). */
+export function endsTorn(fd: number, size: number): boolean {
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  readSync(fd, last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
 }
 
 /** fsyncs a directory, so a file created in it is there after a power cut. */

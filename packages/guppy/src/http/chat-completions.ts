@@ -7,6 +7,7 @@ import { readJsonBody } from "./request-body.js";
 
 /** What a chat-completions request waits for: its run's events, or a notice instead of a run. */
 type Outcome = { type: "event"; event: RunnerEvent } | { type: "notice"; text: string };
+type RunEnd = Extract<RunnerEvent, { type: "run_end" }>;
 
 /** The text of the request's last user message (the only new input; the thread keeps its history). */
 export function lastUserText(messages: unknown): string | undefined {
@@ -74,8 +75,8 @@ export async function chatCompletions(
     }
   };
   const queue = body.stream === true ? createAsyncQueue<Outcome>() : undefined;
-  let settle: (outcome: Outcome) => void = () => {};
-  const ended = new Promise<Outcome>((resolve) => {
+  let settle: (end: RunEnd | { type: "notice"; text: string }) => void = () => {};
+  const ended = new Promise<RunEnd | { type: "notice"; text: string }>((resolve) => {
     settle = resolve;
   });
   const handle: ThreadHandle = {
@@ -87,7 +88,7 @@ export async function chatCompletions(
         return;
       }
       track(event);
-      if (event.type === "run_end") settle({ type: "event", event });
+      if (event.type === "run_end") settle(event);
     },
     notice(noticeText) {
       if (!queue) return settle({ type: "notice", text: noticeText });
@@ -126,12 +127,8 @@ export async function chatCompletions(
   });
 
   if (!queue) {
-    const outcome = await ended;
-    if (outcome.type === "notice") return jsonError(c, 503, outcome.text, "unavailable");
-    const event = outcome.event;
-    if (event.type !== "run_end") {
-      return jsonError(c, 500, "The run ended without an answer.", "internal_error");
-    }
+    const event = await ended;
+    if (event.type === "notice") return jsonError(c, 503, event.text, "unavailable");
     if (event.stopReason === "error") {
       return jsonError(c, 502, event.errorMessage ?? "The model request failed.", "upstream_error");
     }
