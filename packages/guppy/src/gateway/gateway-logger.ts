@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger, OrchestratorEvent } from "@guppy/core";
 import { pino } from "pino";
+import { createLogFileWriter, createTurnBatchedWriter } from "./turn-batched-writer.js";
 
 export interface GatewayLogger {
   /** Writes JSON lines (pino) to the log file and a readable line to the terminal for warnings and errors. */
@@ -24,22 +25,6 @@ export function createGatewayLogger(options: {
   const dir = join(options.home, "logs");
   mkdirSync(dir, { recursive: true });
   const path = join(dir, "gateway.log");
-  const destination = pino.destination({ dest: path, sync: false, mkdir: true });
-  const file = pino(
-    { level: options.debug ? "debug" : "info", base: { pid: process.pid } },
-    destination,
-  );
-  const write = options.write ?? ((lines: string) => process.stdout.write(lines));
-  // Terminal lines are written once per event-loop turn, not one write call each: under load a
-  // turn emits hundreds of them. flush() and the process's exit write what is left.
-  let pending: string[] = [];
-  const flushTerminal = () => {
-    if (pending.length === 0) return;
-    const lines = `${pending.join("\n")}\n`;
-    pending = [];
-    write(lines);
-  };
-  process.once("exit", flushTerminal);
   // HH:MM:SS (UTC), worked out once per second: under load there are thousands of lines a second.
   let stampSecond = -1;
   let stampText = "";
@@ -52,9 +37,18 @@ export function createGatewayLogger(options: {
     }
     return stampText;
   };
+  const terminal = createTurnBatchedWriter(
+    options.write ?? ((lines: string) => process.stdout.write(lines)),
+  );
+  const destination = createLogFileWriter(path, (error) =>
+    terminal.write(`${stamp()} warning: could not write ${path}: ${String(error)}\n`),
+  );
+  const file = pino(
+    { level: options.debug ? "debug" : "info", base: { pid: process.pid } },
+    destination,
+  );
   const say = (text: string) => {
-    if (pending.length === 0) setImmediate(flushTerminal);
-    pending.push(`${stamp()} ${text}`);
+    terminal.write(`${stamp()} ${text}\n`);
   };
 
   const logger: Logger = {
@@ -81,12 +75,8 @@ export function createGatewayLogger(options: {
       say(`${event.threadId}  ${line}`);
     },
     flush() {
-      flushTerminal();
-      try {
-        destination.flushSync();
-      } catch {
-        // Nothing buffered, or the file is gone: nothing to do.
-      }
+      terminal.flushSync();
+      destination.flushSync();
     },
   };
 }
@@ -142,19 +132,27 @@ export function describeEvent(event: OrchestratorEvent): string | undefined {
 function eventFields(event: OrchestratorEvent): Record<string, unknown> {
   if (event.type !== "runner") return event;
   const e = event.event;
-  const base = { type: e.type, threadId: event.threadId, inboxId: event.inboxId };
+  const { threadId, inboxId } = event;
+  // Object literals, not a spread of shared fields: this runs for several events per prompt.
   switch (e.type) {
     case "run_start":
-      return { ...base, chars: e.text.length };
+      return { type: e.type, threadId, inboxId, chars: e.text.length };
     case "tool_call":
-      return { ...base, tool: e.name, toolCallId: e.toolCallId };
+      return { type: e.type, threadId, inboxId, tool: e.name, toolCallId: e.toolCallId };
     case "tool_result":
-      return { ...base, tool: e.name, isError: e.isError, chars: e.text.length };
+      return {
+        type: e.type,
+        threadId,
+        inboxId,
+        tool: e.name,
+        isError: e.isError,
+        chars: e.text.length,
+      };
     case "error":
-      return { ...base, kind: e.kind, message: e.message };
+      return { type: e.type, threadId, inboxId, kind: e.kind, message: e.message };
     case "run_end":
-      return { ...base, stopReason: e.stopReason, chars: e.text.length };
+      return { type: e.type, threadId, inboxId, stopReason: e.stopReason, chars: e.text.length };
     default:
-      return base;
+      return { type: e.type, threadId, inboxId };
   }
 }
