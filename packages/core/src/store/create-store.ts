@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { forgetAppendState, openForAppendAsync } from "./durable-append.js";
+import { forgetAppendState, makeDirectoryAsync, openForAppendAsync } from "./durable-append.js";
 import { appendJsonl, type JsonlTail, readJsonl, readJsonlFrom, serializeJsonl } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
 import { encodeSegment, parseThreadId } from "./thread-id.js";
@@ -66,19 +66,26 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     const ref = parseThreadId(threadId);
     return join(home, ref.adapter, encodeSegment(ref.channel));
   };
-  /** Thread id → directory: worked out a dozen times per run, so kept (bounded). */
-  const threadDirs = new Map<string, string>();
-  const threadDir = (threadId: string) => {
-    let dir = threadDirs.get(threadId);
-    if (dir === undefined) {
+  /** Thread id → its directory and files: worked out a dozen times per run, so kept (bounded). */
+  const threadPaths = new Map<string, { dir: string; log: string; context: string }>();
+  const pathsOf = (threadId: string) => {
+    let paths = threadPaths.get(threadId);
+    if (paths === undefined) {
       const ref = parseThreadId(threadId);
-      dir = join(home, ref.adapter, encodeSegment(ref.channel), encodeSegment(ref.thread));
-      if (threadDirs.size >= 4096) threadDirs.clear();
-      threadDirs.set(threadId, dir);
+      const dir = join(home, ref.adapter, encodeSegment(ref.channel), encodeSegment(ref.thread));
+      paths = { dir, log: join(dir, "log.jsonl"), context: join(dir, "context.jsonl") };
+      if (threadPaths.size >= 4096) threadPaths.clear();
+      threadPaths.set(threadId, paths);
     }
-    return dir;
+    return paths;
   };
-  const file = (threadId: string, name: string) => join(ensure(threadDir(threadId)), name);
+  const threadDir = (threadId: string) => pathsOf(threadId).dir;
+  /** The thread's file, its directory created first if this process has not yet. */
+  const file = (threadId: string, name: "log" | "context") => {
+    const paths = pathsOf(threadId);
+    ensure(paths.dir);
+    return paths[name];
+  };
 
   return {
     home,
@@ -90,28 +97,28 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     artifactsDir: (threadId) => ensure(join(threadDir(threadId), "artifacts")),
 
     appendLog(threadId, entry) {
-      appendJsonl(file(threadId, "log.jsonl"), [entry]);
+      appendJsonl(file(threadId, "log"), [entry]);
     },
     readLog(threadId) {
-      return readJsonl(join(threadDir(threadId), "log.jsonl"), logger, isLogEntry);
+      return readJsonl(pathsOf(threadId).log, logger, isLogEntry);
     },
     readLogFrom(threadId, offset) {
-      return readJsonlFrom(join(threadDir(threadId), "log.jsonl"), offset, logger, isLogEntry);
+      return readJsonlFrom(pathsOf(threadId).log, offset, logger, isLogEntry);
     },
 
     loadContext(threadId) {
-      return readJsonl(join(threadDir(threadId), "context.jsonl"), logger, isAgentMessage);
+      return readJsonl(pathsOf(threadId).context, logger, isAgentMessage);
     },
     appendContext(threadId, messages) {
-      appendJsonl(file(threadId, "context.jsonl"), messages);
+      appendJsonl(file(threadId, "context"), messages);
     },
     saveContext(threadId, messages) {
-      const path = file(threadId, "context.jsonl");
+      const path = file(threadId, "context");
       forgetAppendState(path);
       writeFileAtomic(path, serializeJsonl(messages));
     },
     archiveContext(threadId) {
-      const current = join(threadDir(threadId), "context.jsonl");
+      const current = pathsOf(threadId).context;
       forgetAppendState(current);
       if (!existsSync(current)) return undefined;
       const stamp = new Date().toISOString().replace(/[:.]/g, "-");
@@ -120,17 +127,15 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       return target;
     },
     async openFiles(threadId) {
-      const dir = threadDir(threadId);
-      await Promise.all([
-        openForAppendAsync(join(dir, "log.jsonl")),
-        openForAppendAsync(join(dir, "context.jsonl")),
-      ]);
+      const { dir, log, context } = pathsOf(threadId);
+      if (!ensured.has(dir)) await makeDirectoryAsync(dir);
       ensured.add(dir);
+      await Promise.all([openForAppendAsync(log), openForAppendAsync(context)]);
     },
     closeFiles(threadId) {
-      const dir = threadDir(threadId);
-      forgetAppendState(join(dir, "log.jsonl"));
-      forgetAppendState(join(dir, "context.jsonl"));
+      const { log, context } = pathsOf(threadId);
+      forgetAppendState(log);
+      forgetAppendState(context);
     },
     listThreads() {
       const out: string[] = [];

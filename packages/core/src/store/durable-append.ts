@@ -4,12 +4,12 @@ import {
   fstatSync,
   fsync,
   fsyncSync,
+  mkdir,
   open,
   openSync,
   readSync,
   writeSync,
 } from "node:fs";
-import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /**
@@ -115,13 +115,13 @@ function remember(path: string, file: OpenFile): void {
 }
 
 /**
- * Opens `path` for appending off the event loop (creating it, and its directory, if missing) and
- * keeps it with the files `appendLinesDurably` holds open: the thread's next appends find it
- * open. On a disk where creating a file takes a millisecond this keeps the event loop free.
+ * Opens `path` for appending off the event loop (creating it if missing; its directory must
+ * exist, see `makeDirectoryAsync`) and keeps it with the files `appendLinesDurably` holds open:
+ * the thread's next appends find it open. On a disk where creating a file takes a millisecond
+ * this keeps the event loop free.
  */
 export async function openForAppendAsync(path: string): Promise<void> {
   if (openFiles.has(path)) return;
-  await mkdir(dirname(path), { recursive: true });
   const fd = await new Promise<number>((resolve, reject) =>
     open(path, "a+", (error, fd) => (error ? reject(error) : resolve(fd))),
   );
@@ -131,13 +131,29 @@ export async function openForAppendAsync(path: string): Promise<void> {
 }
 
 /**
- * The descriptor kept open for `path` (opened for append and read), if any and still the file at
- * the path: readers use it instead of opening the path again. Do not close it.
+ * `mkdir -p` off the event loop. The parent usually exists (a new thread of a known channel), so
+ * a plain mkdir comes first: Node's recursive mkdir costs the event loop several times more.
  */
-export function openAppendFd(path: string): number | undefined {
+export function makeDirectoryAsync(dir: string): Promise<void> {
+  return new Promise((resolve, reject) =>
+    mkdir(dir, (error) => {
+      if (!error || error.code === "EEXIST") resolve();
+      else if (error.code !== "ENOENT") reject(error);
+      else mkdir(dir, { recursive: true }, (again) => (again ? reject(again) : resolve()));
+    }),
+  );
+}
+
+/**
+ * The descriptor kept open for `path` (opened for append and read) and the file's size, if it is
+ * open and still the file at the path: readers use it instead of opening the path again. Do not
+ * close it.
+ */
+export function openAppendFd(path: string): { fd: number; size: number } | undefined {
   const cached = openFiles.get(path);
   if (!cached) return undefined;
-  if (fstatSync(cached.fd).nlink > 0) return cached.fd;
+  const stat = fstatSync(cached.fd);
+  if (stat.nlink > 0) return { fd: cached.fd, size: stat.size };
   release(path, cached);
   return undefined;
 }

@@ -68,7 +68,7 @@ export function readJsonlFrom<T>(
   // The file this process appends to is usually open already: read through that descriptor.
   const shared = openAppendFd(path);
   let fd: number;
-  if (shared !== undefined) fd = shared;
+  if (shared !== undefined) fd = shared.fd;
   else {
     try {
       fd = openSync(path, "r");
@@ -78,7 +78,7 @@ export function readJsonlFrom<T>(
     }
   }
   try {
-    const size = fstatSync(fd).size;
+    const size = shared !== undefined ? shared.size : fstatSync(fd).size;
     if (size < offset) return { restart: true };
     if (size === offset) return { records: [], end: offset };
     const buf = Buffer.alloc(size - offset);
@@ -99,7 +99,7 @@ export function readJsonlFrom<T>(
     );
     return { records, end: offset + whole };
   } finally {
-    if (fd !== shared) closeSync(fd);
+    if (shared === undefined) closeSync(fd);
   }
 }
 
