@@ -44,46 +44,98 @@ const bootstrapHeadings: Record<Exclude<BootstrapFileName, "IDENTITY.md">, strin
  * first and memory last, so a memory edit leaves the cached prefix intact.
  */
 export function buildSystemPrompt(input: SystemPromptInput): string {
+  const { head, tail } = sharedSections(input);
+  return `${head}\n\n${runtimeSection(input)}\n\n${tail}\n`;
+}
+
+/** The sections around the Runtime one: the same for every thread of a channel. */
+interface SharedSections {
+  head: string;
+  tail: string;
+}
+
+/**
+ * Translator → sources → the rest of the input → sections. Every thread of a channel shares one
+ * PromptSources object (prompt-sources-cache.ts) and the host's translator, so under load a new
+ * thread's prompt reuses the sections built for the channel's other threads.
+ */
+const sharedMemo = new WeakMap<PathTranslator, WeakMap<object, Map<string, SharedSections>>>();
+const noSources = {};
+
+function sharedSections(input: SystemPromptInput): SharedSections {
+  const agentPath = input.toAgentPath ?? identityPath;
+  let bySources = sharedMemo.get(agentPath);
+  if (!bySources) {
+    bySources = new WeakMap();
+    sharedMemo.set(agentPath, bySources);
+  }
+  const sourcesKey = input.sources ?? noSources;
+  let byRest = bySources.get(sourcesKey);
+  if (!byRest) {
+    byRest = new Map();
+    bySources.set(sourcesKey, byRest);
+  }
+  const key = [
+    input.date,
+    input.os,
+    input.home,
+    input.skillsInline ? 1 : 0,
+    input.maxFileChars ?? DEFAULT_FILE_MAX_CHARS,
+    ...input.tools.flatMap((t) => [t.name, t.description]),
+  ].join("\0");
+  let sections = byRest.get(key);
+  if (!sections) {
+    sections = buildSharedSections(input);
+    if (byRest.size >= 16) byRest.clear();
+    byRest.set(key, sections);
+  }
+  return sections;
+}
+
+function buildSharedSections(input: SystemPromptInput): SharedSections {
   const agentPath = input.toAgentPath ?? identityPath;
   const max = input.maxFileChars ?? DEFAULT_FILE_MAX_CHARS;
   const file = (content: string, path: string) => capText(content, max, agentPath(path));
   const sources = input.sources;
-  const ref = parseThreadId(input.threadId);
-  const sections: string[] = [];
+  const head: string[] = [];
+  const tail: string[] = [];
 
   const identity = sources?.bootstrap.find((f) => f.name === "IDENTITY.md");
-  sections.push(identity?.content ? file(identity.content, identity.path) : defaultIdentity);
+  head.push(identity?.content ? file(identity.content, identity.path) : defaultIdentity);
   for (const f of sources?.bootstrap ?? []) {
     if (f.name === "IDENTITY.md" || f.name === "SYSTEM.md" || !f.content) continue;
-    sections.push(`## ${bootstrapHeadings[f.name]} (${f.name})\n\n${file(f.content, f.path)}`);
+    head.push(`## ${bootstrapHeadings[f.name]} (${f.name})\n\n${file(f.content, f.path)}`);
   }
 
-  sections.push(
-    [
-      "## Runtime",
-      "",
-      `- Date: ${input.date}`,
-      `- OS: ${input.os}`,
-      `- Thread: ${input.threadId}`,
-      `- Channel: ${ref.adapter}:${ref.channel}`,
-      `- Workspace (relative paths resolve here): ${agentPath(input.workspaceDir)}`,
-      `- Data directory: ${agentPath(input.home)}`,
-    ].join("\n"),
-  );
   const system = sources?.bootstrap.find((f) => f.name === "SYSTEM.md");
   if (system?.content) {
-    sections.push(
+    tail.push(
       `## ${bootstrapHeadings["SYSTEM.md"]} (SYSTEM.md)\n\nChanges made to this environment so far; add a line to ${agentPath(system.path)} when you install or reconfigure something.\n\n${file(system.content, system.path)}`,
     );
   }
 
-  sections.push(
+  tail.push(
     `## Tools\n\n${input.tools.map((t) => `- ${t.name}: ${oneLine(t.description)}`).join("\n")}`,
   );
 
-  if (sources && sources.skills.length > 0) sections.push(skillsSection(input, sources, file));
-  if (sources) sections.push(memorySection(input, sources, file));
-  return `${sections.join("\n\n")}\n`;
+  if (sources && sources.skills.length > 0) tail.push(skillsSection(input, sources, file));
+  if (sources) tail.push(memorySection(input, sources, file));
+  return { head: head.join("\n\n"), tail: tail.join("\n\n") };
+}
+
+function runtimeSection(input: SystemPromptInput): string {
+  const agentPath = input.toAgentPath ?? identityPath;
+  const ref = parseThreadId(input.threadId);
+  return [
+    "## Runtime",
+    "",
+    `- Date: ${input.date}`,
+    `- OS: ${input.os}`,
+    `- Thread: ${input.threadId}`,
+    `- Channel: ${ref.adapter}:${ref.channel}`,
+    `- Workspace (relative paths resolve here): ${agentPath(input.workspaceDir)}`,
+    `- Data directory: ${agentPath(input.home)}`,
+  ].join("\n");
 }
 
 type FileText = (content: string, path: string) => string;

@@ -80,7 +80,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
         os,
         sources,
         skillsInline: config.skillsInline,
-        toAgentPath: (path) => sandbox.toAgentPath(path),
+        toAgentPath: sandbox.toAgentPath,
       });
       last = { sources, date, prompt };
       return prompt;

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
+import { identityPath, type PathTranslator } from "../prompt/path-translation.js";
 import { killProcessTree } from "./process-tree.js";
 
 export interface ExecOptions {
@@ -30,8 +31,11 @@ export interface ExecResult {
 export interface Sandbox {
   readonly kind: "host";
   exec(command: string, options: ExecOptions): Promise<ExecResult>;
-  /** A host path as the agent's tools see it (identity on the host). */
-  toAgentPath(hostPath: string): string;
+  /**
+   * A host path as the agent's tools see it (identity on the host). A plain function, not a
+   * method: the system prompt keys its shared sections by it.
+   */
+  readonly toAgentPath: PathTranslator;
 }
 
 const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
@@ -40,7 +44,7 @@ export function createHostSandbox(): Sandbox {
   return {
     kind: "host",
     exec: execOnHost,
-    toAgentPath: (hostPath) => hostPath,
+    toAgentPath: identityPath,
   };
 }
 

@@ -162,6 +162,37 @@ describe("buildSystemPrompt", () => {
     expect(changed.startsWith(prefix)).toBe(true);
   });
 
+  it("shares the sections around Runtime between threads of one channel, never across inputs", () => {
+    t.write("MEMORY.md", "Ana likes tea.");
+    t.write("memory/202603/20260301.md", "- met Bo");
+    const sources = loadPromptSources({ home: t.home, threadId, now, timeZone: "UTC" });
+    const forThread = (id: string, extra: Partial<SystemPromptInput> = {}) =>
+      build({ threadId: id, workspaceDir: join(t.home, `w-${id}`), sources, ...extra });
+    const a = forThread("telegram:-100123:1", { date: "2026-02-28" });
+    const b = forThread("telegram:-100123:2");
+    const runtime = (p: string) => section(p, "## Runtime");
+    expect(runtime(a)).toContain("- Thread: telegram:-100123:1");
+    expect(runtime(b)).toContain("- Thread: telegram:-100123:2");
+    expect(runtime(b)).toContain(`w-telegram:-100123:2`);
+    const outside = (p: string) => p.replace(runtime(p) ?? "", "");
+    expect(outside(b)).toBe(outside(a));
+    // What the shared sections are made of still changes them: tools, date, skills mode, paths.
+    const tools = createCoreTools(fixture.ctx);
+    const renamed = tools.map((tool, i) => (i === 0 ? { ...tool, description: "Changed." } : tool));
+    expect(forThread("telegram:-100123:3", { tools: renamed })).toContain(
+      `- ${tools[0]?.name}: Changed.`,
+    );
+    expect(a).toContain("### 2026-03-01\n");
+    expect(forThread("telegram:-100123:3", { date: "2026-03-01" })).toContain(
+      "### 2026-03-01 (today)\n",
+    );
+    const mapped = forThread("telegram:-100123:3", {
+      toAgentPath: createPathMapper([{ host: t.home, agent: "/guppy" }]),
+    });
+    expect(mapped).toContain("/guppy/MEMORY.md");
+    expect(forThread("telegram:-100123:4")).not.toContain("/guppy/MEMORY.md");
+  });
+
   it("caps each file at the limit with a note naming the file", () => {
     const big = `${"m".repeat(25_000)}END`;
     t.write("MEMORY.md", big);
