@@ -81,7 +81,7 @@ function sharedSections(input: SystemPromptInput): SharedSections {
     input.home,
     input.skillsInline ? 1 : 0,
     input.maxFileChars ?? DEFAULT_FILE_MAX_CHARS,
-    ...input.tools.flatMap((t) => [t.name, t.description]),
+    toolsKey(input.tools),
   ].join("\0");
   let sections = byRest.get(key);
   if (!sections) {
@@ -90,6 +90,29 @@ function sharedSections(input: SystemPromptInput): SharedSections {
     byRest.set(key, sections);
   }
   return sections;
+}
+
+/**
+ * A short key for a tool list's names and descriptions: equal lists (each thread builds its own)
+ * get the same number; worked out once per list (a list's tools are not changed in place).
+ */
+const toolKeys = new WeakMap<readonly AgentTool[], number>();
+const toolListIds = new Map<string, number>();
+let lastToolListId = 0;
+
+function toolsKey(tools: readonly AgentTool[]): number {
+  let id = toolKeys.get(tools);
+  if (id === undefined) {
+    const signature = tools.map((t) => `${t.name}\0${t.description}`).join("\0");
+    id = toolListIds.get(signature);
+    if (id === undefined) {
+      if (toolListIds.size >= 64) toolListIds.clear();
+      id = ++lastToolListId;
+      toolListIds.set(signature, id);
+    }
+    toolKeys.set(tools, id);
+  }
+  return id;
 }
 
 function buildSharedSections(input: SystemPromptInput): SharedSections {

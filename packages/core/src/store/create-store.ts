@@ -3,7 +3,12 @@ import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { writeFileAtomic } from "./atomic-write.js";
-import { forgetAppendState, makeDirectoryAsync, openForAppendAsync } from "./durable-append.js";
+import {
+  forgetAppendState,
+  makeDirectoryAsync,
+  openAppendFd,
+  openForAppendAsync,
+} from "./durable-append.js";
 import { appendJsonl, type JsonlTail, readJsonl, readJsonlFrom, serializeJsonl } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
 import { encodeSegment, parseThreadId } from "./thread-id.js";
@@ -48,6 +53,9 @@ export interface Store {
   closeFiles(threadId: string): void;
 }
 
+/** Appends a thread's log mirror holds before it is dropped (the next read goes to the file). */
+const MAX_MIRRORED = 256;
+
 export function createStore(options: { home: string; logger?: Logger }): Store {
   const home = options.home;
   const logger = options.logger ?? silentLogger;
@@ -80,6 +88,13 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     return paths;
   };
   const threadDir = (threadId: string) => pathsOf(threadId).dir;
+  /**
+   * What this process appended to a thread's log.jsonl since its tail was last read (bytes `from`
+   * to `to`): the next `readLogFrom(from)` takes these records from memory when the file's size
+   * says nobody else wrote, instead of reading and parsing them back. Kept while the thread's
+   * files are open.
+   */
+  const logMirrors = new Map<string, { from: number; to: number; records: LogEntry[] }>();
   /** The thread's file, its directory created first if this process has not yet. */
   const file = (threadId: string, name: "log" | "context") => {
     const paths = pathsOf(threadId);
@@ -97,13 +112,29 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     artifactsDir: (threadId) => ensure(join(threadDir(threadId), "artifacts")),
 
     appendLog(threadId, entry) {
-      appendJsonl(file(threadId, "log"), [entry]);
+      const bytes = appendJsonl(file(threadId, "log"), [entry]);
+      const mirror = logMirrors.get(threadId);
+      if (mirror === undefined) return;
+      if (mirror.records.length >= MAX_MIRRORED) logMirrors.delete(threadId);
+      else {
+        mirror.to += bytes;
+        mirror.records.push(entry);
+      }
     },
     readLog(threadId) {
       return readJsonl(pathsOf(threadId).log, logger, isLogEntry);
     },
     readLogFrom(threadId, offset) {
-      return readJsonlFrom(pathsOf(threadId).log, offset, logger, isLogEntry);
+      const path = pathsOf(threadId).log;
+      const mirror = logMirrors.get(threadId);
+      if (mirror?.from === offset && openAppendFd(path)?.size === mirror.to) {
+        logMirrors.set(threadId, { from: mirror.to, to: mirror.to, records: [] });
+        return { records: mirror.records, end: mirror.to };
+      }
+      const tail = readJsonlFrom(path, offset, logger, isLogEntry);
+      if ("restart" in tail) logMirrors.delete(threadId);
+      else logMirrors.set(threadId, { from: tail.end, to: tail.end, records: [] });
+      return tail;
     },
 
     loadContext(threadId) {
@@ -133,6 +164,7 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       await Promise.all([openForAppendAsync(log), openForAppendAsync(context)]);
     },
     closeFiles(threadId) {
+      logMirrors.delete(threadId);
       const { log, context } = pathsOf(threadId);
       forgetAppendState(log);
       forgetAppendState(context);

@@ -30,24 +30,7 @@ export function appendLinesDurably(
   mode: SyncMode,
 ): Promise<void> | undefined {
   if (records.length === 0) return undefined;
-  const body = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
-  const file = openForAppend(path);
-  let created = false;
-  try {
-    let prefix = "";
-    if (!file.whole) {
-      // First append to this file since it was opened: check how the last writer left it.
-      const size = fstatSync(file.fd).size;
-      created = size === 0;
-      if (endsTorn(file.fd, size)) prefix = "\n";
-    }
-    writeSync(file.fd, prefix + body, null, "utf8");
-    file.whole = true;
-    if (mode === "now") fsyncSync(file.fd);
-  } catch (error) {
-    release(path, file);
-    throw error;
-  }
+  const { file, created } = writeLines(path, records, mode === "now");
   if (mode !== "deferred") {
     if (mode === "now" && created) syncDirectory(dirname(path));
     return undefined;
@@ -62,6 +45,40 @@ export function appendLinesDurably(
       else resolve();
     });
   });
+}
+
+/**
+ * `appendLinesDurably` with mode `none`, returning how many bytes it wrote (a torn-line newline
+ * included): the file grew by exactly that much unless another process appended too.
+ */
+export function appendLines(path: string, records: readonly unknown[]): number {
+  return records.length === 0 ? 0 : writeLines(path, records, false).bytes;
+}
+
+function writeLines(
+  path: string,
+  records: readonly unknown[],
+  syncNow: boolean,
+): { file: OpenFile; created: boolean; bytes: number } {
+  const body = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
+  const file = openForAppend(path);
+  let created = false;
+  try {
+    let prefix = "";
+    if (!file.whole) {
+      // First append to this file since it was opened: check how the last writer left it.
+      const size = fstatSync(file.fd).size;
+      created = size === 0;
+      if (endsTorn(file.fd, size)) prefix = "\n";
+    }
+    const bytes = writeSync(file.fd, prefix + body, null, "utf8");
+    file.whole = true;
+    if (syncNow) fsyncSync(file.fd);
+    return { file, created, bytes };
+  } catch (error) {
+    release(path, file);
+    throw error;
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import { appendLinesDurably, forgetAppendState, openAppendFd } from "./durable-append.js";
+import { appendLines, forgetAppendState, openAppendFd } from "./durable-append.js";
 
 /**
  * Reads a JSON-lines file. A torn or invalid line (a crash mid-write) is skipped with one warning
@@ -107,9 +107,10 @@ export function readJsonlFrom<T>(
  * Appends records as whole lines in one write (one open of the file). If the file ends in a torn
  * line (no trailing newline), a newline is written first so the torn line cannot swallow the new
  * record. Not fsync'd: the lines survive a killed process (see `appendLinesDurably` for more).
+ * Returns the bytes written.
  */
-export function appendJsonl(path: string, records: readonly unknown[]): void {
-  appendLinesDurably(path, records, "none");
+export function appendJsonl(path: string, records: readonly unknown[]): number {
+  return appendLines(path, records);
 }
 
 export function serializeJsonl(records: readonly unknown[]): string {

@@ -69,6 +69,46 @@ describe("store", () => {
     expect(store.loadContext(id)).toHaveLength(1);
   });
 
+  it("reads its own appends after a tail read from memory, and the file when another writer added lines", async () => {
+    const store = createStore({ home });
+    const id = "test:c:tail";
+    await store.openFiles(id);
+    const path = join(store.threadDir(id), "log.jsonl");
+    const entry = (n: number) => ({
+      date: "d",
+      messageId: `m${n}`,
+      userId: "u",
+      userName: "ann",
+      text: `line ${n}`,
+      isBot: false,
+    });
+    const read = (offset: number) => {
+      const tail = store.readLogFrom(id, offset);
+      if ("restart" in tail) throw new Error("unexpected restart");
+      return tail;
+    };
+    store.appendLog(id, entry(1));
+    const first = read(0);
+    expect(first.records.map((e) => e.text)).toEqual(["line 1"]);
+    store.appendLog(id, entry(2));
+    store.appendLog(id, entry(3));
+    // Overwritten in place at the same size: only a read from memory still sees "line 2".
+    const text = readFileSync(path, "utf8");
+    writeFileSync(path, text.replace("line 2", "LINE 2"));
+    const second = read(first.end);
+    expect(second.records.map((e) => e.text)).toEqual(["line 2", "line 3"]);
+    expect(second.end).toBe(text.length);
+    // Another writer appended between this process's lines: the file is read, in file order.
+    store.appendLog(id, entry(4));
+    appendFileSync(path, `${JSON.stringify(entry(5))}\n`);
+    store.appendLog(id, entry(6));
+    const third = read(second.end);
+    expect(third.records.map((e) => e.text)).toEqual(["line 4", "line 5", "line 6"]);
+    expect(third.end).toBe(readFileSync(path, "utf8").length);
+    store.appendLog(id, entry(7));
+    expect(read(third.end).records.map((e) => e.text)).toEqual(["line 7"]);
+  });
+
   it("appends whole lines and reads them back in order", () => {
     const store = createStore({ home });
     store.appendContext("cli:local:a", [user("one"), user("two")]);
