@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { openSync, writeSync } from "node:fs";
 
 /**
  * Text written during one event-loop turn goes out in one call when the turn is over, in order.
@@ -32,28 +32,22 @@ export function createTurnBatchedWriter(out: (text: string) => void): TurnBatche
 }
 
 /**
- * Appends to `path` (created if missing) through a turn-batched writer. A failed write is reported
- * once through `onError` and its text dropped: the gateway keeps running without its file log.
+ * Appends to `path` (created if missing) through a turn-batched writer; the file stays open for
+ * the process's life. A failed write is reported once through `onError` and its text dropped:
+ * the gateway keeps running without its file log.
  */
 export function createLogFileWriter(
   path: string,
   onError: (error: unknown) => void,
-): TurnBatchedWriter & { close(): void } {
+): TurnBatchedWriter {
   const fd = openSync(path, "a");
-  let failed = false;
-  const writer = createTurnBatchedWriter((text) => {
+  let reported = false;
+  return createTurnBatchedWriter((text) => {
     try {
       writeSync(fd, text, null, "utf8");
     } catch (error) {
-      if (!failed) onError(error);
-      failed = true;
+      if (!reported) onError(error);
+      reported = true;
     }
   });
-  return {
-    ...writer,
-    close() {
-      writer.flushSync();
-      closeSync(fd);
-    },
-  };
 }

@@ -1,0 +1,56 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  createLogFileWriter,
+  createTurnBatchedWriter,
+} from "../../src/gateway/turn-batched-writer.js";
+
+const turn = () => new Promise((r) => setImmediate(r));
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe("turn-batched writer", () => {
+  it("writes a turn's text in one call, in order, and what is pending at once on flushSync", async () => {
+    const calls: string[] = [];
+    const writer = createTurnBatchedWriter((text) => calls.push(text));
+    writer.write("a\n");
+    writer.write("b\n");
+    expect(calls).toEqual([]);
+    await turn();
+    expect(calls).toEqual(["a\nb\n"]);
+    writer.write("c\n");
+    writer.flushSync();
+    expect(calls).toEqual(["a\nb\n", "c\n"]);
+    await turn();
+    expect(calls).toHaveLength(2); // nothing was left for the scheduled write
+  });
+
+  it("appends to its file, creating it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "guppy-tbw-"));
+    dirs.push(dir);
+    const path = join(dir, "gateway.log");
+    const errors: unknown[] = [];
+    const writer = createLogFileWriter(path, (e) => errors.push(e));
+    writer.write("one\n");
+    await turn();
+    writer.write("two\n");
+    writer.flushSync();
+    expect(readFileSync(path, "utf8")).toBe("one\ntwo\n");
+    expect(errors).toEqual([]);
+  });
+
+  it.runIf(existsSync("/dev/full"))("reports a failing write once and keeps going", async () => {
+    const errors: unknown[] = [];
+    const writer = createLogFileWriter("/dev/full", (e) => errors.push(e));
+    writer.write("lost\n");
+    await turn();
+    writer.write("lost too\n");
+    await turn();
+    expect(errors).toHaveLength(1);
+    expect(String(errors[0])).toMatch(/ENOSPC/);
+  });
+});
