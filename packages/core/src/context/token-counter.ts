@@ -50,6 +50,7 @@ export function createTokenCounter(): TokenCounter {
   const exact = new WeakMap<object, number>();
   const bounds = new WeakMap<object, number>();
   const toolCache = new WeakMap<object, number>();
+  const toolBoundCache = new WeakMap<object, number>();
   let lastSystem: { prompt: string; tokens: number; exact: boolean } | undefined;
 
   const text = (s: string) =>
@@ -114,7 +115,9 @@ export function createTokenCounter(): TokenCounter {
     },
     tools(tools) {
       const key = tools as object;
-      const cached = sharedEncoder ? toolCache.get(key) : undefined;
+      // Cached per array for the count in force (the byte bound until the BPE tables load).
+      const cache = sharedEncoder ? toolCache : toolBoundCache;
+      const cached = cache.get(key);
       if (cached !== undefined) return cached;
       let n = 0;
       for (const t of tools) {
@@ -130,7 +133,7 @@ export function createTokenCounter(): TokenCounter {
         }
         n += tokens;
       }
-      if (sharedEncoder) toolCache.set(key, n);
+      cache.set(key, n);
       return n;
     },
   };
