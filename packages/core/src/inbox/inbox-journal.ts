@@ -10,8 +10,9 @@ import { type InboxRecord, isInboxRecord } from "./inbox-record.js";
  * One append-only JSON-lines file for the inbox of every thread, kept open. `append` writes
  * whole lines (they survive a killed process); `appendSynced` also fsyncs before it returns, and
  * `appendDeferred` returns a promise that resolves once the lines are on disk — with group
- * commit: accepts written while an fsync runs share the next one, so a burst of prompts costs a
- * few fsyncs, not one each, and the event loop never waits on the disk. `rewrite` replaces the
+ * commit: one fsync runs at a time, and the accepts written while it runs share the next one, so
+ * a burst of prompts costs a few fsyncs, not one each (or one per event-loop turn: on a real disk
+ * an fsync outlasts many turns), and the event loop never waits on the disk. `rewrite` replaces the
  * content atomically (compaction) and resolves every waiting promise, as the new file is synced.
  */
 export interface InboxJournal {
@@ -26,7 +27,17 @@ export interface InboxJournal {
   close(): void;
 }
 
-export function openInboxJournal(path: string, logger: Logger): InboxJournal {
+export interface InboxJournalOptions {
+  /** node:fs `fsync` unless given (tests: a disk whose fsync completes when they say). */
+  fsync?: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => void;
+}
+
+export function openInboxJournal(
+  path: string,
+  logger: Logger,
+  options: InboxJournalOptions = {},
+): InboxJournal {
+  const fsyncAsync = options.fsync ?? fsync;
   const loaded = readJsonl(path, logger, isInboxRecord);
   let fd = openSync(path, "a+");
   let size = fstatSync(fd).size;
@@ -36,6 +47,8 @@ export function openInboxJournal(path: string, logger: Logger): InboxJournal {
   /** Lines written whose fsync has not started yet. */
   let waiting: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   let scheduled = false;
+  /** An fsync for waiting lines is running: the lines written meanwhile wait for it to end. */
+  let syncing = false;
   let closed = false;
   /** fsyncs running per fd; an fd replaced meanwhile is closed when its last one ends. */
   const running = new Map<number, number>();
@@ -86,12 +99,14 @@ export function openInboxJournal(path: string, logger: Logger): InboxJournal {
 
   const startSync = () => {
     scheduled = false;
-    if (waiting.length === 0) return;
+    if (syncing || waiting.length === 0) return;
     const batch = waiting;
     waiting = [];
     const target = fd;
+    syncing = true;
     running.set(target, (running.get(target) ?? 0) + 1);
-    fsync(target, (error) => {
+    fsyncAsync(target, (error) => {
+      syncing = false;
       const left = (running.get(target) ?? 1) - 1;
       if (left > 0) running.set(target, left);
       else {
@@ -100,6 +115,8 @@ export function openInboxJournal(path: string, logger: Logger): InboxJournal {
       }
       if (!error && target === fd) syncDirectoryOnce();
       settle(batch, error);
+      // What was written while this one ran goes in the next.
+      if (!closed) startSync();
     });
   };
 

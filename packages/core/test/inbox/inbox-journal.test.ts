@@ -1,0 +1,58 @@
+import { fsync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { openInboxJournal } from "../../src/inbox/inbox-journal.js";
+import type { InboxRecord } from "../../src/inbox/inbox-record.js";
+import { silentLogger } from "../../src/logging/logger.js";
+
+const turn = () => new Promise((r) => setImmediate(r));
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+const accepted = (id: string): InboxRecord => ({
+  t: "accepted",
+  id,
+  threadId: "test:c:a",
+  text: id,
+  at: "2026-11-23T00:00:00.000Z",
+});
+
+describe("inbox journal group commit", () => {
+  it("runs one fsync at a time; lines written meanwhile share the next one", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "guppy-journal-"));
+    dirs.push(dir);
+    // A slow disk: each fsync completes when the test releases it.
+    const held: Array<() => void> = [];
+    const journal = openInboxJournal(join(dir, "inbox.jsonl"), silentLogger, {
+      fsync: (fd, done) => held.push(() => fsync(fd, done)),
+    });
+    const synced: string[] = [];
+    const accept = (id: string) =>
+      journal.appendDeferred([accepted(id)]).then(() => synced.push(id));
+
+    const a = accept("a");
+    await turn();
+    expect(held).toHaveLength(1);
+    const rest = [accept("b"), turn().then(() => accept("c"))];
+    await turn();
+    await turn();
+    expect(held).toHaveLength(1); // b and c wait for the running fsync to end
+    expect(synced).toEqual([]);
+    held.shift()?.();
+    await a;
+    expect(synced).toEqual(["a"]);
+    expect(held).toHaveLength(1); // one more, for both
+    held.shift()?.();
+    await Promise.all(rest);
+    expect(synced.sort()).toEqual(["a", "b", "c"]);
+    const ids = readFileSync(join(dir, "inbox.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).id);
+    expect(ids).toEqual(["a", "b", "c"]);
+    journal.close();
+  });
+});
