@@ -149,7 +149,7 @@ export async function openForAppendAsync(path: string): Promise<void> {
 
 /**
  * `mkdir -p` off the event loop. The parent usually exists (a new thread of a known channel), so
- * a plain mkdir comes first: Node's recursive mkdir costs the event loop several times more.
+ * a plain mkdir comes first; the recursive one only when it is missing.
  */
 export function makeDirectoryAsync(dir: string): Promise<void> {
   return new Promise((resolve, reject) =>
