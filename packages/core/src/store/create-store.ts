@@ -4,12 +4,13 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import {
+  appendLines,
   forgetAppendState,
   makeDirectoryAsync,
   openAppendFd,
   openForAppendAsync,
 } from "./durable-append.js";
-import { appendJsonl, type JsonlTail, readJsonl, readJsonlFrom, serializeJsonl } from "./jsonl.js";
+import { type JsonlTail, readJsonl, readJsonlFrom, serializeJsonl } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
 import { encodeSegment, parseThreadId } from "./thread-id.js";
 
@@ -112,7 +113,7 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     artifactsDir: (threadId) => ensure(join(threadDir(threadId), "artifacts")),
 
     appendLog(threadId, entry) {
-      const bytes = appendJsonl(file(threadId, "log"), [entry]);
+      const bytes = appendLines(file(threadId, "log"), [entry]);
       const mirror = logMirrors.get(threadId);
       if (mirror === undefined) return;
       if (mirror.records.length >= MAX_MIRRORED) logMirrors.delete(threadId);
@@ -141,7 +142,7 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       return readJsonl(pathsOf(threadId).context, logger, isAgentMessage);
     },
     appendContext(threadId, messages) {
-      appendJsonl(file(threadId, "context"), messages);
+      appendLines(file(threadId, "context"), messages);
     },
     saveContext(threadId, messages) {
       const path = file(threadId, "context");

@@ -1,8 +1,6 @@
 import {
-  close,
   closeSync,
   fstatSync,
-  fsync,
   fsyncSync,
   mkdir,
   open,
@@ -10,71 +8,24 @@ import {
   readSync,
   writeSync,
 } from "node:fs";
-import { dirname } from "node:path";
 
 /**
- * How an append reaches the disk: `none` (page cache only: survives a killed process, not a
- * power cut), `now` (fsync before returning), `deferred` (fsync in libuv's thread pool; the
- * returned promise resolves once the line is on disk — the event loop never blocks on it).
- */
-export type SyncMode = "none" | "now" | "deferred";
-
-/**
- * Appends whole JSON lines and syncs them as `mode` says (with the directory too when the file
- * was just created). A torn last line (a crash mid-write) gets a newline first so it cannot
- * swallow the new record.
- */
-export function appendLinesDurably(
-  path: string,
-  records: readonly unknown[],
-  mode: SyncMode,
-): Promise<void> | undefined {
-  if (records.length === 0) return undefined;
-  const { file, created } = writeLines(path, records, mode === "now");
-  if (mode !== "deferred") {
-    if (mode === "now" && created) syncDirectory(dirname(path));
-    return undefined;
-  }
-  file.syncing++;
-  return new Promise<void>((resolve, reject) => {
-    fsync(file.fd, (error) => {
-      file.syncing--;
-      if (file.closed && file.syncing === 0) close(file.fd, () => {});
-      if (error) reject(error);
-      else if (created) syncDirectoryAsync(dirname(path)).then(resolve, resolve);
-      else resolve();
-    });
-  });
-}
-
-/**
- * `appendLinesDurably` with mode `none`, returning how many bytes it wrote (a torn-line newline
- * included): the file grew by exactly that much unless another process appended too.
+ * Appends whole JSON lines in one write, to a file kept open between appends, and returns how
+ * many bytes it wrote: the file grew by exactly that much unless another process appended too.
+ * Not fsync'd: the lines survive a killed process, not a power cut (the inbox journal, which must,
+ * syncs its own file). A torn last line (a writer died mid-line) gets a newline first so it
+ * cannot swallow the new record.
  */
 export function appendLines(path: string, records: readonly unknown[]): number {
-  return records.length === 0 ? 0 : writeLines(path, records, false).bytes;
-}
-
-function writeLines(
-  path: string,
-  records: readonly unknown[],
-  syncNow: boolean,
-): { file: OpenFile; created: boolean; bytes: number } {
+  if (records.length === 0) return 0;
   const body = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
   const file = openForAppend(path);
-  let created = false;
   try {
-    let prefix = "";
-    if (!file.whole) {
-      // First append to this file since it was opened: check how the last writer left it.
-      const size = fstatSync(file.fd).size;
-      created = size === 0;
-      if (endsTorn(file.fd, size)) prefix = "\n";
-    }
+    // First append to this file since it was opened: check how the last writer left it.
+    const prefix = !file.whole && endsTorn(file.fd, fstatSync(file.fd).size) ? "\n" : "";
     const bytes = writeSync(file.fd, prefix + body, null, "utf8");
     file.whole = true;
-    if (syncNow) fsyncSync(file.fd);
-    return { file, created, bytes };
+    return bytes;
   } catch (error) {
     release(path, file);
     throw error;
@@ -86,13 +37,12 @@ function writeLines(
  * append itself (a path walk; on journaled disks a stall behind other fsyncs), and a busy thread
  * appends several lines per prompt. `whole` says its last line is known to be whole, so the next
  * append skips the fstat and one-byte read (which matter only after another writer died
- * mid-line). `syncing` counts deferred fsyncs in flight: a file evicted meanwhile is closed when
- * the last one completes.
+ * mid-line).
  */
 interface OpenFile {
   fd: number;
   whole: boolean;
-  syncing: number;
+  /** Closed already: its descriptor number may belong to another file now. */
   closed: boolean;
 }
 
@@ -116,7 +66,7 @@ function openForAppend(path: string): OpenFile {
     }
     shut(cached);
   }
-  const file: OpenFile = { fd: openSync(path, "a+"), whole: false, syncing: 0, closed: false };
+  const file: OpenFile = { fd: openSync(path, "a+"), whole: false, closed: false };
   remember(path, file);
   return file;
 }
@@ -133,7 +83,7 @@ function remember(path: string, file: OpenFile): void {
 
 /**
  * Opens `path` for appending off the event loop (creating it if missing; its directory must
- * exist, see `makeDirectoryAsync`) and keeps it with the files `appendLinesDurably` holds open:
+ * exist, see `makeDirectoryAsync`) and keeps it with the files `appendLines` holds open:
  * the thread's next appends find it open. On a disk where creating a file takes a millisecond
  * this keeps the event loop free.
  */
@@ -144,7 +94,7 @@ export async function openForAppendAsync(path: string): Promise<void> {
   );
   // A synchronous append may have opened it meanwhile.
   if (openFiles.has(path)) closeSync(fd);
-  else remember(path, { fd, whole: false, syncing: 0, closed: false });
+  else remember(path, { fd, whole: false, closed: false });
 }
 
 /**
@@ -183,11 +133,11 @@ function release(path: string, file: OpenFile): void {
 function shut(file: OpenFile): void {
   if (file.closed) return;
   file.closed = true;
-  if (file.syncing === 0) closeSync(file.fd);
+  closeSync(file.fd);
 }
 
 /**
- * Forget what `appendLinesDurably` knows of a file that is about to be replaced, renamed,
+ * Forget what `appendLines` knows of a file that is about to be replaced, renamed,
  * truncated or removed by other means (and close it): the next append opens the path again and
  * checks its last line.
  */
@@ -215,17 +165,4 @@ export function syncDirectory(dir: string): void {
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
-}
-
-function syncDirectoryAsync(dir: string): Promise<void> {
-  return new Promise((resolve) => {
-    let fd: number;
-    try {
-      fd = openSync(dir, "r");
-    } catch {
-      resolve();
-      return;
-    }
-    fsync(fd, () => close(fd, () => resolve()));
-  });
 }

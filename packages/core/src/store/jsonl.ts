@@ -1,6 +1,6 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
 import type { Logger } from "../logging/logger.js";
-import { appendLines, forgetAppendState, openAppendFd } from "./durable-append.js";
+import { forgetAppendState, openAppendFd } from "./durable-append.js";
 
 /**
  * Reads a JSON-lines file. A torn or invalid line (a crash mid-write) is skipped with one warning
@@ -101,16 +101,6 @@ export function readJsonlFrom<T>(
   } finally {
     if (shared === undefined) closeSync(fd);
   }
-}
-
-/**
- * Appends records as whole lines in one write (one open of the file). If the file ends in a torn
- * line (no trailing newline), a newline is written first so the torn line cannot swallow the new
- * record. Not fsync'd: the lines survive a killed process (see `appendLinesDurably` for more).
- * Returns the bytes written.
- */
-export function appendJsonl(path: string, records: readonly unknown[]): number {
-  return appendLines(path, records);
 }
 
 export function serializeJsonl(records: readonly unknown[]): string {
