@@ -47,15 +47,16 @@ export function openInboxJournal(
   /** Lines written whose fsync has not started yet. */
   let waiting: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
   let scheduled = false;
-  /** An fsync for waiting lines is running: the lines written meanwhile wait for it to end. */
-  let syncing = false;
+  /**
+   * The fd of the one fsync running, if any: lines written meanwhile wait for it to end. An fd
+   * replaced while its fsync runs is closed when it ends (`retired`).
+   */
+  let syncingFd: number | undefined;
+  let retired: number | undefined;
   let closed = false;
-  /** fsyncs running per fd; an fd replaced meanwhile is closed when its last one ends. */
-  const running = new Map<number, number>();
-  const retired = new Set<number>();
 
   const retire = (old: number) => {
-    if ((running.get(old) ?? 0) > 0) retired.add(old);
+    if (old === syncingFd) retired = old;
     else closeSync(old);
   };
   /** Resolves (or rejects) the waiting lines the last fsync covered. */
@@ -99,19 +100,16 @@ export function openInboxJournal(
 
   const startSync = () => {
     scheduled = false;
-    if (syncing || waiting.length === 0) return;
+    if (syncingFd !== undefined || waiting.length === 0) return;
     const batch = waiting;
     waiting = [];
     const target = fd;
-    syncing = true;
-    running.set(target, (running.get(target) ?? 0) + 1);
+    syncingFd = target;
     fsyncAsync(target, (error) => {
-      syncing = false;
-      const left = (running.get(target) ?? 1) - 1;
-      if (left > 0) running.set(target, left);
-      else {
-        running.delete(target);
-        if (retired.delete(target)) close(target, () => {});
+      syncingFd = undefined;
+      if (retired === target) {
+        retired = undefined;
+        close(target, () => {});
       }
       if (!error && target === fd) syncDirectoryOnce();
       settle(batch, error);
