@@ -40,16 +40,16 @@ export function createGatewayLogger(options: {
   const terminal = createTurnBatchedWriter(
     options.write ?? ((lines: string) => process.stdout.write(lines)),
   );
+  const say = (text: string) => {
+    terminal.write(`${stamp()} ${text}\n`);
+  };
   const destination = createLogFileWriter(path, (error) =>
-    terminal.write(`${stamp()} warning: could not write ${path}: ${String(error)}\n`),
+    say(`warning: could not write ${path}: ${String(error)}`),
   );
   const file = pino(
     { level: options.debug ? "debug" : "info", base: { pid: process.pid } },
     destination,
   );
-  const say = (text: string) => {
-    terminal.write(`${stamp()} ${text}\n`);
-  };
 
   const logger: Logger = {
     debug: (m, f) => file.debug(f ?? {}, m),
