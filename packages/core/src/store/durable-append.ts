@@ -5,6 +5,7 @@ import {
   mkdir,
   open,
   openSync,
+  readFileSync,
   readSync,
   writeSync,
 } from "node:fs";
@@ -52,7 +53,34 @@ interface OpenFile {
  * deactivates, so this holds the active threads' files.
  */
 const openFiles = new Map<string, OpenFile>();
-const MAX_OPEN = 2048;
+let maxOpen = openFileBound(readProcessLimits());
+
+/**
+ * How many append files to keep open: half the open-files limit (the rest is for sockets, the
+ * journal, logs and tools), at most 8,192 (two per active thread: 4,096 threads), at least 64.
+ * 2,048 when the limit is unknown (no /proc). `limits` is the text of /proc/self/limits.
+ */
+export function openFileBound(limits: string | undefined): number {
+  const soft = limits && /^Max open files\s+(\d+|unlimited)/m.exec(limits)?.[1];
+  if (!soft) return 2048;
+  const limit = soft === "unlimited" ? Number.POSITIVE_INFINITY : Number(soft);
+  return Math.max(64, Math.min(8192, Math.floor(limit / 2)));
+}
+
+function readProcessLimits(): string | undefined {
+  try {
+    return readFileSync("/proc/self/limits", "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Tests: a small bound, to exercise eviction without thousands of files. Returns the old one. */
+export function setOpenFileBound(bound: number): number {
+  const old = maxOpen;
+  maxOpen = bound;
+  return old;
+}
 
 function openForAppend(path: string): OpenFile {
   const cached = openFiles.get(path);
@@ -73,7 +101,7 @@ function openForAppend(path: string): OpenFile {
 
 /** Adds an open file as the most recently used, closing the least recently used past the bound. */
 function remember(path: string, file: OpenFile): void {
-  if (openFiles.size >= MAX_OPEN) {
+  while (openFiles.size >= maxOpen) {
     const [oldest, entry] = openFiles.entries().next().value as [string, OpenFile];
     openFiles.delete(oldest);
     shut(entry);

@@ -12,13 +12,21 @@ export function readJsonl<T>(
   validate?: (value: unknown) => value is T,
 ): T[] {
   let text: string;
-  try {
-    // A missing file is common (a new thread): asked first, as a thrown ENOENT costs more.
-    if (!existsSync(path)) return [];
-    text = readFileSync(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
+  // The file this process appends to is often open already (a new thread's files are opened
+  // before its first run): read through that descriptor, or not at all when it is empty.
+  const shared = openAppendFd(path);
+  if (shared !== undefined) {
+    if (shared.size === 0) return [];
+    text = readBytes(shared.fd, 0, shared.size).toString("utf8");
+  } else {
+    try {
+      // A missing file is common (a new thread): asked first, as a thrown ENOENT costs more.
+      if (!existsSync(path)) return [];
+      text = readFileSync(path, "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
   }
   // A torn last line: the next append must check the file's end again.
   if (text.length > 0 && !text.endsWith("\n")) forgetAppendState(path);
@@ -81,13 +89,8 @@ export function readJsonlFrom<T>(
     const size = shared !== undefined ? shared.size : fstatSync(fd).size;
     if (size < offset) return { restart: true };
     if (size === offset) return { records: [], end: offset };
-    const buf = Buffer.alloc(size - offset);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, offset + got);
-      if (n === 0) break;
-      got += n;
-    }
+    const buf = readBytes(fd, offset, size - offset);
+    const got = buf.length;
     const whole = buf.lastIndexOf(0x0a, got - 1) + 1;
     if (whole < got) forgetAppendState(path);
     if (whole === 0) return { records: [], end: offset };
@@ -101,6 +104,18 @@ export function readJsonlFrom<T>(
   } finally {
     if (shared === undefined) closeSync(fd);
   }
+}
+
+/** Up to `length` bytes of `fd` from `offset` (fewer if the file ends sooner). */
+function readBytes(fd: number, offset: number, length: number): Buffer {
+  const buf = Buffer.alloc(length);
+  let got = 0;
+  while (got < length) {
+    const n = readSync(fd, buf, got, length - got, offset + got);
+    if (n === 0) break;
+    got += n;
+  }
+  return got < length ? buf.subarray(0, got) : buf;
 }
 
 export function serializeJsonl(records: readonly unknown[]): string {

@@ -11,7 +11,12 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { appendLines, forgetAppendState } from "../../src/store/durable-append.js";
+import {
+  appendLines,
+  forgetAppendState,
+  openFileBound,
+  setOpenFileBound,
+} from "../../src/store/durable-append.js";
 
 const lines = (path: string) =>
   readFileSync(path, "utf8")
@@ -63,11 +68,40 @@ describe("appendLines (files kept open between appends)", () => {
   });
 
   it("keeps every line of many files, in order, through evictions of the files kept open", () => {
-    // More files than are kept open (2,048): every round reopens the evicted ones.
-    const paths = Array.from({ length: 2100 }, (_, i) => join(dir, `f${i}.jsonl`));
-    for (let round = 0; round < 3; round++)
-      for (const [i, path] of paths.entries()) appendLines(path, [{ i, round }]);
-    for (const [i, path] of paths.entries())
-      expect(lines(path)).toEqual([0, 1, 2].map((round) => JSON.stringify({ i, round })));
+    // More files than are kept open: every round reopens the evicted ones.
+    const old = setOpenFileBound(100);
+    try {
+      const paths = Array.from({ length: 150 }, (_, i) => join(dir, `f${i}.jsonl`));
+      for (let round = 0; round < 3; round++)
+        for (const [i, path] of paths.entries()) appendLines(path, [{ i, round }]);
+      for (const [i, path] of paths.entries())
+        expect(lines(path)).toEqual([0, 1, 2].map((round) => JSON.stringify({ i, round })));
+    } finally {
+      setOpenFileBound(old);
+    }
+  });
+});
+
+describe("openFileBound (how many append files stay open)", () => {
+  const limits = (soft: string, hard: string) =>
+    [
+      "Limit                     Soft Limit           Hard Limit           Units     ",
+      "Max processes             63432                63432                processes ",
+      `Max open files            ${soft.padEnd(21)}${hard.padEnd(21)}files     `,
+      "Max locked memory         8388608              8388608              bytes     ",
+    ].join("\n");
+
+  it("keeps half the soft open-files limit, within 64 and 8,192", () => {
+    expect(openFileBound(limits("4096", "4096"))).toBe(2048);
+    expect(openFileBound(limits("1024", "4096"))).toBe(512);
+    expect(openFileBound(limits("20000", "20000"))).toBe(8192);
+    expect(openFileBound(limits("1048576", "1048576"))).toBe(8192);
+    expect(openFileBound(limits("unlimited", "unlimited"))).toBe(8192);
+    expect(openFileBound(limits("100", "100"))).toBe(64);
+  });
+
+  it("falls back to 2,048 without /proc/self/limits or its open-files line", () => {
+    expect(openFileBound(undefined)).toBe(2048);
+    expect(openFileBound("Limit  Soft Limit  Hard Limit  Units\n")).toBe(2048);
   });
 });

@@ -4,6 +4,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   writeFileSync,
 } from "node:fs";
@@ -133,6 +134,25 @@ describe("store", () => {
     store.appendContext("cli:local:t", [user("after")]);
     const loaded = store.loadContext("cli:local:t").map((m) => (m as { content: string }).content);
     expect(loaded).toEqual(["kept", "after"]);
+  });
+
+  it("loads a context it holds open: empty when new, then every line in file order, and the file now at the path after a rename", async () => {
+    const store = createStore({ home });
+    const id = "test:c:open";
+    await store.openFiles(id);
+    expect(store.loadContext(id)).toEqual([]);
+    const path = join(store.threadDir(id), "context.jsonl");
+    store.appendContext(id, [user("one")]);
+    appendFileSync(path, `${JSON.stringify(user("two"))}\n`); // another writer
+    store.appendContext(id, [user("three")]);
+    const texts = () => store.loadContext(id).map((m) => (m as { content: string }).content);
+    expect(texts()).toEqual(["one", "two", "three"]);
+    // Replaced by a rename (an editor's save): the new file is read, not the open one.
+    writeFileSync(`${path}.new`, `${JSON.stringify(user("edited"))}\n`);
+    renameSync(`${path}.new`, path);
+    expect(texts()).toEqual(["edited"]);
+    store.appendContext(id, [user("after")]);
+    expect(texts()).toEqual(["edited", "after"]);
   });
 
   it("rewrites context atomically through a temp file and leaves no temp behind", () => {
