@@ -10,10 +10,12 @@ import { type InboxRecord, isInboxRecord } from "./inbox-record.js";
  * One append-only JSON-lines file for the inbox of every thread, kept open. `append` writes
  * whole lines (they survive a killed process); `appendSynced` also fsyncs before it returns, and
  * `appendDeferred` returns a promise that resolves once the lines are on disk — with group
- * commit: one fsync runs at a time, and the accepts written while it runs share the next one, so
- * a burst of prompts costs a few fsyncs, not one each (or one per event-loop turn: on a real disk
- * an fsync outlasts many turns), and the event loop never waits on the disk. `rewrite` replaces the
- * content atomically (compaction) and resolves every waiting promise, as the new file is synced.
+ * commit: its lines are written at the end of the event-loop turn, all of the turn's in one write
+ * (or sooner, before any other line, so the file keeps the order of the calls), and one fsync
+ * runs at a time, the accepts written while it runs sharing the next one, so a burst of prompts
+ * costs a few writes and fsyncs, not one each (on a real disk an fsync outlasts many turns), and
+ * the event loop never waits on the disk. `rewrite` replaces the content atomically (compaction)
+ * and resolves every waiting promise, as the new file is synced.
  */
 export interface InboxJournal {
   /** The records on disk when the journal was opened (a torn or invalid line skipped). */
@@ -44,8 +46,12 @@ export function openInboxJournal(
   /** The directory entry is not known to be on disk yet (the file was just created). */
   let created = size === 0;
   let torn = endsTorn(fd, size);
+  type Waiter = { resolve: () => void; reject: (error: Error) => void };
   /** Lines written whose fsync has not started yet. */
-  let waiting: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  let waiting: Waiter[] = [];
+  /** `appendDeferred` lines of this turn not written yet, and who waits on them. */
+  let unwritten = "";
+  let unwrittenWaiters: Waiter[] = [];
   let scheduled = false;
   /**
    * The fd of the one fsync running, if any: lines written meanwhile wait for it to end. An fd
@@ -82,24 +88,60 @@ export function openInboxJournal(
    * `checkLinks`: first make sure the file is still the one at `path` (accepts check; progress
    * lines do not: they matter only beside the accepted line, which the next accept re-creates).
    */
-  const write = (records: readonly InboxRecord[], checkLinks = true) => {
+  const write = (text: string, checkLinks = true) => {
+    if (text === "") return;
     if (closed) throw new Error("the inbox journal is closed");
-    if (records.length === 0) return;
     if (checkLinks && fstatSync(fd).nlink === 0) {
       // Removed or replaced behind guppy's back: appends to it would go nowhere.
       logger.warn(`The inbox journal ${path} was removed while guppy ran: it is written anew`);
+      // Opened before the old one is let go: if this throws, `fd` still names an open file.
+      const fresh = openSync(path, "a+");
       retire(fd);
-      fd = openSync(path, "a+");
+      fd = fresh;
       size = fstatSync(fd).size;
       created = size === 0;
       torn = endsTorn(fd, size);
     }
-    size += writeSync(fd, (torn ? "\n" : "") + serializeJsonl(records), null, "utf8");
+    size += writeSync(fd, (torn ? "\n" : "") + text, null, "utf8");
     torn = false;
   };
 
-  const startSync = () => {
+  /**
+   * Writes this turn's deferred lines (checking the file is still the one at `path`) ahead of
+   * `then` (lines of another kind, in the same write). When that fails, whoever waits on the
+   * deferred lines is told; the error is thrown only if `then` was not written either.
+   */
+  const flush = (then = "", checkThen = false) => {
+    if (unwritten === "") {
+      write(then, checkThen);
+      return;
+    }
+    const text = unwritten + then;
+    const waiters = unwrittenWaiters;
+    unwritten = "";
+    unwrittenWaiters = [];
+    try {
+      write(text);
+    } catch (error) {
+      settle(waiters, error as Error);
+      throw error;
+    }
+    for (const w of waiters) waiting.push(w);
+  };
+
+  /** The end of a turn with deferred lines: they are written, and their fsync starts if it can. */
+  const endTurn = () => {
     scheduled = false;
+    try {
+      flush();
+    } catch (error) {
+      // Their waiters have the error; the next line written tries the file again.
+      logger.error(`Could not write the inbox journal ${path}`, { error: String(error) });
+    }
+    startSync();
+  };
+
+  const startSync = () => {
     if (syncingFd !== undefined || waiting.length === 0) return;
     const batch = waiting;
     waiting = [];
@@ -123,25 +165,32 @@ export function openInboxJournal(
     get size() {
       return size;
     },
-    append: (records) => write(records, false),
+    append: (records) => flush(serializeJsonl(records)),
     appendSynced(records) {
-      write(records);
+      flush(serializeJsonl(records), true);
       fsyncSync(fd);
       syncDirectoryOnce();
+      // The deferred lines written with these are on disk too.
+      settleAll();
     },
     appendDeferred(records) {
-      write(records);
+      if (closed) throw new Error("the inbox journal is closed");
+      unwritten += serializeJsonl(records);
       return new Promise<void>((resolve, reject) => {
-        waiting.push({ resolve, reject });
-        // Started once per event-loop turn: every accept of the turn shares the fsync.
+        unwrittenWaiters.push({ resolve, reject });
+        // Once per event-loop turn: every accept of the turn shares the write and the fsync.
         if (!scheduled) {
           scheduled = true;
-          setImmediate(startSync);
+          setImmediate(endTurn);
         }
       });
     },
     rewrite(records) {
       if (closed) throw new Error("the inbox journal is closed");
+      // The index the records come from has this turn's deferred lines: the new file holds them.
+      waiting.push(...unwrittenWaiters);
+      unwritten = "";
+      unwrittenWaiters = [];
       writeFileAtomic(path, serializeJsonl(records));
       syncDirectory(dirname(path));
       retire(fd);
@@ -154,13 +203,14 @@ export function openInboxJournal(
     },
     close() {
       if (closed) return;
-      closed = true;
       try {
+        flush();
         if (waiting.length > 0) fsyncSync(fd);
         settleAll();
       } catch (error) {
         settleAll(error as Error);
       } finally {
+        closed = true;
         retire(fd);
       }
     },

@@ -55,4 +55,51 @@ describe("inbox journal group commit", () => {
     expect(ids).toEqual(["a", "b", "c"]);
     journal.close();
   });
+
+  it("writes a turn's deferred lines at its end, all in one write, or before any other line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "guppy-journal-"));
+    dirs.push(dir);
+    const path = join(dir, "inbox.jsonl");
+    const journal = openInboxJournal(path, silentLogger);
+    const ids = () =>
+      readFileSync(path, "utf8")
+        .split("\n")
+        .filter((l) => l !== "")
+        .map((l) => JSON.parse(l).id);
+
+    const first = [
+      journal.appendDeferred([accepted("a")]),
+      journal.appendDeferred([accepted("b")]),
+    ];
+    expect(ids()).toEqual([]); // not yet: the turn may bring more
+    await turn();
+    expect(ids()).toEqual(["a", "b"]);
+    await Promise.all(first);
+
+    // A progress line in the same turn goes after the deferred lines before it.
+    const c = journal.appendDeferred([accepted("c")]);
+    journal.append([{ t: "done", id: "c", at: "2026-11-23T00:00:01.000Z", outcome: "stop" }]);
+    expect(ids()).toEqual(["a", "b", "c", "c"]);
+    await c;
+    // So does a synced line, which also makes the deferred ones durable.
+    const d = journal.appendDeferred([accepted("d")]);
+    journal.appendSynced([accepted("e")]);
+    expect(ids()).toEqual(["a", "b", "c", "c", "d", "e"]);
+    await d;
+    // Closing writes what is left.
+    const f = journal.appendDeferred([accepted("f")]);
+    journal.close();
+    await f;
+    expect(ids()).toEqual(["a", "b", "c", "c", "d", "e", "f"]);
+  });
+
+  it("tells the waiters of a turn's lines when they could not be written", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "guppy-journal-"));
+    dirs.push(dir);
+    const journal = openInboxJournal(join(dir, "inbox.jsonl"), silentLogger);
+    const lost = journal.appendDeferred([accepted("x")]);
+    rmSync(dir, { recursive: true, force: true }); // the journal and its directory removed
+    await expect(lost).rejects.toThrow(/ENOENT/);
+    journal.close();
+  });
 });
