@@ -448,7 +448,9 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
           }
           const { record, synced } = accepted;
           synced?.catch((error: unknown) =>
-            logger.error(`Could not save a prompt of ${threadId} to disk`, { error: String(error) }),
+            logger.error(`Could not save a prompt of ${threadId} to disk`, {
+              error: String(error),
+            }),
           );
           counts.accepted++;
           touch(actor);
