@@ -81,10 +81,24 @@ export function createGatewayLogger(options: {
   };
 }
 
-const clip = (text: string, n = 60) => {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat;
-};
+const flatten = (text: string) => text.replace(/\s+/g, " ").trim();
+
+/**
+ * The text on one line (whitespace runs made one space), cut to `n` characters with "…". Only as
+ * much of the text is flattened as the line can show: an answer or tool output of megabytes is
+ * not copied whole for a 60-character line.
+ */
+export function clip(text: string, n = 60): string {
+  let end = Math.min(text.length, 4 * n);
+  let flat = flatten(text.slice(0, end));
+  // Whitespace runs can shrink a prefix below the line's length: take more.
+  while (flat.length <= n && end < text.length) {
+    end = Math.min(text.length, 4 * end);
+    flat = flatten(text.slice(0, end));
+  }
+  const more = flat.length > n || (end < text.length && /\S/.test(text.slice(end)));
+  return more ? `${flat.slice(0, n - 1)}…` : flat;
+}
 
 /** The readable line for an event, or undefined for events too chatty for the terminal. */
 export function describeEvent(event: OrchestratorEvent): string | undefined {
