@@ -33,13 +33,20 @@ const DEFAULT_COMPACT_BYTES = 1024 * 1024;
 export interface Inbox {
   /**
    * Appends a prompt. With `deferSync` false (the default) it is fsync'd before this returns;
-   * with true it is written (it survives a killed process) and `synced` resolves once fsync'd.
+   * with true it is written at the end of the event-loop turn (or at `written()`, whichever comes
+   * first; then it survives a killed process) and `synced` resolves once it is fsync'd.
    */
   accept(
     threadId: string,
     record: Omit<AcceptedRecord, "t" | "id" | "at" | "threadId">,
     deferSync?: boolean,
   ): { record: AcceptedRecord; synced?: Promise<void> };
+  /**
+   * Writes deferred accepts now: a prompt's run must not write anything (log, context, tool
+   * lines) before its accepted line is in the journal. Never throws (a failure is logged, and
+   * `synced` of those prompts rejects).
+   */
+  written(): void;
   tool(threadId: string, id: string, name: string, args: unknown): void;
   done(threadId: string, id: string, outcome: InboxOutcome): void;
   /** Accepted prompts without a `done` line, in the order they were accepted. */
@@ -203,6 +210,13 @@ export function createInbox(options: {
       else journal.appendSynced([record]);
       apply(record);
       return synced ? { record, synced } : { record };
+    },
+    written() {
+      try {
+        journal.flush();
+      } catch (error) {
+        logger.error(`Could not write the inbox journal ${path}`, { error: String(error) });
+      }
     },
     tool(_threadId, id, name, args) {
       let text: string;

@@ -25,6 +25,8 @@ export interface InboxJournal {
   append(records: readonly InboxRecord[]): void;
   appendSynced(records: readonly InboxRecord[]): void;
   appendDeferred(records: readonly InboxRecord[]): Promise<void>;
+  /** Writes the deferred lines still waiting for the turn's end now (not fsync'd). */
+  flush(): void;
   rewrite(records: readonly InboxRecord[]): void;
   close(): void;
 }
@@ -108,8 +110,8 @@ export function openInboxJournal(
 
   /**
    * Writes this turn's deferred lines (checking the file is still the one at `path`) ahead of
-   * `then` (lines of another kind, in the same write). When that fails, whoever waits on the
-   * deferred lines is told; the error is thrown only if `then` was not written either.
+   * `then` (lines of another kind, in the same write). When the write fails, whoever waits on the
+   * deferred lines gets the error, and it is thrown.
    */
   const flush = (then = "", checkThen = false) => {
     if (unwritten === "") {
@@ -185,6 +187,7 @@ export function openInboxJournal(
         }
       });
     },
+    flush: () => flush(),
     rewrite(records) {
       if (closed) throw new Error("the inbox journal is closed");
       // The index the records come from has this turn's deferred lines: the new file holds them.

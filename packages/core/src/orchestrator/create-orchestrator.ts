@@ -233,6 +233,9 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       deliver({ type: "run_end", text: "", stopReason: "error", errorMessage: message });
     };
 
+    // Its accepted line goes to the journal before the run writes anything (a prompt accepted in
+    // this same turn, with a slot free, would otherwise run ahead of the turn-end write).
+    inbox.written();
     let runner: AgentRunner;
     try {
       backfill(actor, item);

@@ -174,6 +174,48 @@ describe("orchestrator (faux provider)", () => {
     expect(store.loadContext(t.handle.threadId).filter((m) => m.role === "user")).toHaveLength(3);
   });
 
+  it("writes a deferred prompt's accepted line before its run starts, also when it starts at once", async () => {
+    const journalAtStart: string[] = [];
+    const o = make({
+      createRunner: (threadId) => {
+        const runner = createAgentRunner({
+          threadId,
+          store,
+          model: faux.getModel(),
+          apiKey: "faux",
+          systemPrompt: "test",
+          tools: [],
+          maxToolRounds: 5,
+          maxRetries: 0,
+        });
+        return {
+          ...runner,
+          prompt: (input) => {
+            journalAtStart.push(readFileSync(join(home, INBOX_FILE), "utf8"));
+            return runner.prompt(input);
+          },
+        };
+      },
+    });
+    await o.start();
+    const t = recordingHandle("test:c:deferred");
+    // The thread is active (its runner loaded, its files open): the next run starts in the turn
+    // its prompt is sent in.
+    o.send(t.handle.threadId, { type: "prompt", text: "first", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    const sent = o.send(t.handle.threadId, {
+      type: "prompt",
+      text: "now",
+      deferSync: true,
+      thread: t.handle,
+    });
+    if (sent.status !== "queued") throw new Error(`not queued: ${sent.status}`);
+    await until(() => t.finals().length === 2);
+    await sent.synced;
+    expect(journalAtStart).toHaveLength(2);
+    expect(journalAtStart[1]).toContain(`"id":"${sent.inboxId}"`);
+  });
+
   it("reports the context engine's figures in status and compacts on request", async () => {
     const o = make({
       createRunner: (threadId) =>
