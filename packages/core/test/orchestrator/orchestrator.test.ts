@@ -132,23 +132,30 @@ describe("orchestrator (faux provider)", () => {
     rmSync(home, { recursive: true, force: true });
   });
 
+  /** The faux model's agent runner for a thread, as `make` creates it unless told otherwise. */
+  const runnerFor = (
+    threadId: string,
+    options: Partial<Parameters<typeof createAgentRunner>[0]> = {},
+  ) =>
+    createAgentRunner({
+      threadId,
+      store,
+      model: faux.getModel(),
+      apiKey: "faux",
+      systemPrompt: "test",
+      tools: [gate.tool],
+      maxToolRounds: 5,
+      maxRetries: 0,
+      ...options,
+    });
+
   const make = (overrides: Partial<OrchestratorOptions> = {}) => {
     const o = createOrchestrator({
       store,
       maxConcurrent: 8,
       queueDepth: 5,
       idleTimeoutMs: 60_000,
-      createRunner: (threadId) =>
-        createAgentRunner({
-          threadId,
-          store,
-          model: faux.getModel(),
-          apiKey: "faux",
-          systemPrompt: "test",
-          tools: [gate.tool],
-          maxToolRounds: 5,
-          maxRetries: 0,
-        }),
+      createRunner: (threadId) => runnerFor(threadId),
       ...overrides,
     });
     orchestrators.push(o);
@@ -178,16 +185,7 @@ describe("orchestrator (faux provider)", () => {
     const journalAtStart: string[] = [];
     const o = make({
       createRunner: (threadId) => {
-        const runner = createAgentRunner({
-          threadId,
-          store,
-          model: faux.getModel(),
-          apiKey: "faux",
-          systemPrompt: "test",
-          tools: [],
-          maxToolRounds: 5,
-          maxRetries: 0,
-        });
+        const runner = runnerFor(threadId, { tools: [] });
         return {
           ...runner,
           prompt: (input) => {
@@ -218,18 +216,7 @@ describe("orchestrator (faux provider)", () => {
 
   it("reports the context engine's figures in status and compacts on request", async () => {
     const o = make({
-      createRunner: (threadId) =>
-        createAgentRunner({
-          threadId,
-          store,
-          model: faux.getModel(),
-          apiKey: "faux",
-          systemPrompt: "test",
-          tools: [],
-          maxToolRounds: 5,
-          maxRetries: 0,
-          compactKeepRecentTokens: 10,
-        }),
+      createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
     });
     await o.start();
     const t = recordingHandle("test:c:compact");
@@ -306,16 +293,7 @@ describe("orchestrator (faux provider)", () => {
       idleTimeoutMs: 40,
       createRunner: (threadId) => {
         created++;
-        return createAgentRunner({
-          threadId,
-          store,
-          model: faux.getModel(),
-          apiKey: "faux",
-          systemPrompt: "test",
-          tools: [],
-          maxToolRounds: 5,
-          maxRetries: 0,
-        });
+        return runnerFor(threadId, { tools: [] });
       },
     });
     await o.start();
