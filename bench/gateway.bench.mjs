@@ -20,8 +20,9 @@
 //  - RSS per idle deactivated thread (target ≤ 5 KB): through HTTP, RSS growth over batches of
 //    4,000 more one-message threads once all are deactivated (GUPPY_IDLE_TIMEOUT_SECONDS=2),
 //    divided by 4,000 — the last batch, once the heap has grown to the working set of the runners
-//    active at once (RSS moves in allocator-sized steps, so this is coarse); in process after GC
-//    (idle-threads-probe.mjs), heap and RSS
+//    active at once (RSS moves in allocator-sized steps, so this is coarse); the same gateway's
+//    heap after a full GC (a heap snapshot on SIGUSR2) before and after one more batch; in process
+//    after GC (idle-threads-probe.mjs), heap and RSS
 // Needs a build (npm run build). Prints figures; never fails on a timing.
 import { execFileSync, spawn } from "node:child_process";
 import {
@@ -30,6 +31,7 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
+  readdirSync,
   readFileSync,
   readSync,
   rmSync,
@@ -89,12 +91,16 @@ const freePort = async () => {
   return port;
 };
 
-/** Starts `guppy serve`; with `fauxInside` the faux LLM answers inside the gateway process. */
-async function startServe(home, extra = {}, fauxInside = false) {
+/**
+ * Starts `guppy serve`; with `fauxInside` the faux LLM answers inside the gateway process.
+ * `node` adds options for node itself; `cwd` is where the gateway runs (heap snapshots go there).
+ */
+async function startServe(home, extra = {}, fauxInside = false, { node = [], cwd } = {}) {
   const port = await freePort();
   const t0 = performance.now();
   const argv = fauxInside ? ["--import", fauxPreload, unbundled, "serve"] : [bin, "serve"];
-  const child = spawn(process.execPath, argv, {
+  const child = spawn(process.execPath, [...node, ...argv], {
+    cwd,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -320,10 +326,13 @@ try {
   );
 
   // 3. RSS per idle deactivated thread.
-  const s = await startServe(newHome(), {
-    GUPPY_MAX_CONCURRENT: String(CONCURRENT),
-    GUPPY_IDLE_TIMEOUT_SECONDS: "2",
-  });
+  const snapshots = newHome();
+  const s = await startServe(
+    newHome(),
+    { GUPPY_MAX_CONCURRENT: String(CONCURRENT), GUPPY_IDLE_TIMEOUT_SECONDS: "2" },
+    false,
+    { node: ["--heapsnapshot-signal=SIGUSR2"], cwd: snapshots },
+  );
   const client = createHttpLoadClient(s.port);
   await Promise.all(Array.from({ length: 64 }, (_, i) => ask(client, s.token, `warm${i}`, "warm")));
   await sleep(3500);
@@ -331,8 +340,7 @@ try {
   // heap to hold the ~3,000 runners active at once at this rate (V8 does not give that memory
   // back); the later ones show what idle threads add once the heap has its working size.
   const EXTRA = 4000;
-  const rss = [rssMb(s.child.pid)];
-  for (let batch = 0; batch < 3; batch++) {
+  const batchOfIdleThreads = async (batch) => {
     await Promise.all(
       Array.from({ length: 200 }, async (_, w) => {
         for (let i = w; i < EXTRA; i += 200)
@@ -340,11 +348,47 @@ try {
       }),
     );
     await sleep(3500); // every actor deactivates (GUPPY_IDLE_TIMEOUT_SECONDS=2)
+  };
+  const rss = [rssMb(s.child.pid)];
+  for (let batch = 0; batch < 3; batch++) {
+    await batchOfIdleThreads(batch);
     rss.push(rssMb(s.child.pid));
   }
   const perThread = (from, to) => (((rss[to] - rss[from]) * 1024) / EXTRA).toFixed(2);
   console.log(
     `idle threads         RSS ${rss.map((r) => r.toFixed(1)).join(" → ")} MB after each ${EXTRA} more deactivated threads: ${perThread(2, 3)} KB/thread over the last ${EXTRA} (target ≤ 5 KB; ${perThread(0, 1)} KB over the first, the heap's growth to the active runners' working set)`,
+  );
+  // RSS moves in allocator-sized steps and holds garbage not yet collected: the gateway's heap
+  // after a full GC (node writes a heap snapshot on SIGUSR2, collecting first), before and after
+  // one more batch.
+  const heapAfterGc = async () => {
+    const before = new Set(readdirSync(snapshots));
+    s.child.kill("SIGUSR2");
+    for (;;) {
+      await sleep(250);
+      const file = readdirSync(snapshots).find(
+        (f) => !before.has(f) && f.endsWith(".heapsnapshot"),
+      );
+      if (!file) continue;
+      let snapshot;
+      try {
+        snapshot = JSON.parse(readFileSync(join(snapshots, file), "utf8"));
+      } catch {
+        continue; // still being written
+      }
+      rmSync(join(snapshots, file));
+      const fields = snapshot.snapshot.meta.node_fields;
+      const at = fields.indexOf("self_size");
+      let bytes = 0;
+      for (let i = at; i < snapshot.nodes.length; i += fields.length) bytes += snapshot.nodes[i];
+      return bytes;
+    }
+  };
+  const heapBefore = await heapAfterGc();
+  await batchOfIdleThreads(3);
+  const heapAfter = await heapAfterGc();
+  console.log(
+    `                     heap after GC ${(heapBefore / 2 ** 20).toFixed(1)} → ${(heapAfter / 2 ** 20).toFixed(1)} MB over ${EXTRA} more: ${((heapAfter - heapBefore) / 1024 / EXTRA).toFixed(2)} KB/thread through HTTP`,
   );
   client.close();
   await s.stop();
