@@ -49,6 +49,15 @@ const fauxPreload = fileURLToPath(new URL("./faux-llm-preload.mjs", import.meta.
 const LATENCY_MS = 20;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+/** CPU time (user + system) of a process's main thread so far, in ms; NaN without /proc. */
+const mainThreadCpuMs = (pid) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms
+  } catch {
+    return Number.NaN;
+  }
+};
 const rssMb = (pid) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : Number.NaN;
@@ -238,15 +247,17 @@ try {
    * (~0.8 s of CPU on its background threads, here on the same 2 cores), the second is the
    * gateway as it runs once up — as the in-process figure (d) is measured.
    */
-  const load = async (port, token) => {
+  const load = async (port, token, pid) => {
     const client = createHttpLoadClient(port);
     try {
       await Promise.all(
         Array.from({ length: 64 }, (_, i) => ask(client, token, `warm${i}`, "warm up")),
       );
       const first = await pass(client, token, "first");
+      const cpu0 = mainThreadCpuMs(pid);
       const second = await pass(client, token, "t");
-      return { first, second };
+      const cpu = mainThreadCpuMs(pid) - cpu0;
+      return { first, second: { ...second, cpuPerPrompt: cpu / (THREADS * MESSAGES) } };
     } finally {
       client.close();
     }
@@ -254,13 +265,18 @@ try {
   const report = (label, { first, second }, where) => {
     const line = (text, { wall, answered }) =>
       `${text.padEnd(21)}${answered}/${THREADS * MESSAGES} answered; wall ${wall.toFixed(0)} ms vs ideal ${ideal.toFixed(0)} ms = ${(wall / ideal).toFixed(2)}× (target ≤ 1.3×), ${((THREADS * MESSAGES) / (wall / 1000)).toFixed(0)} prompts/s`;
-    console.log(`${line(label, second)}${where ? `, ${where}` : ""}`);
+    // The server's main-thread CPU per prompt: how fast this machine is right now (virtual
+    // machines drift by tens of percent within an hour; compare runs by the floor's figure).
+    const cpu = Number.isNaN(second.cpuPerPrompt)
+      ? ""
+      : `; server main thread ${(second.cpuPerPrompt * 1000).toFixed(0)} µs/prompt`;
+    console.log(`${line(label, second)}${where ? `, ${where}` : ""}${cpu}`);
     console.log(`${line("", first)}: its first pass (cold JIT)`);
   };
   const loadServe = async (home, fauxInside) => {
     const s = await startServe(home, { GUPPY_MAX_CONCURRENT: String(CONCURRENT) }, fauxInside);
     try {
-      return await load(s.port, s.token);
+      return await load(s.port, s.token, s.child.pid);
     } finally {
       await s.stop();
     }
@@ -296,7 +312,11 @@ try {
     const port = await new Promise((resolve) =>
       floorServer.stdout.once("data", (d) => resolve(Number(String(d).trim()))),
     );
-    report("HTTP floor (c)", await load(port, "floor"), "a bare Hono app, no guppy");
+    report(
+      "HTTP floor (c)",
+      await load(port, "floor", floorServer.pid),
+      "a bare Hono app, no guppy",
+    );
     floorServer.kill("SIGTERM");
   }
 
