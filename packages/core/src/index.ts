@@ -102,7 +102,7 @@ export {
   type RunResult,
 } from "./runner/create-agent-runner.js";
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
-export { isAssistant, messageText } from "./runner/message-text.js";
+export { isAssistant, messageText, oneLine } from "./runner/message-text.js";
 export type {
   RunnerEvent,
   RunnerEventListener,

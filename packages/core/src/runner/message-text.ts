@@ -22,8 +22,22 @@ export function messageText(message: AgentMessage): string {
     .join("");
 }
 
-/** One readable line for an error message from a provider. */
+const flatten = (text: string) => text.replace(/\s+/g, " ").trim();
+
+/**
+ * The text on one readable line (whitespace runs made one space), cut to `max` characters with
+ * "…": an error message from a provider, an event on the gateway's terminal. Only as much of the
+ * text is flattened as the line can show: an answer or tool output of megabytes is not copied
+ * whole for a short line.
+ */
 export function oneLine(text: string, max = 300): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+  let end = Math.min(text.length, 4 * max);
+  let line = flatten(text.slice(0, end));
+  // Whitespace runs can shrink a prefix below the line's length: take more.
+  while (line.length <= max && end < text.length) {
+    end = Math.min(text.length, 4 * end);
+    line = flatten(text.slice(0, end));
+  }
+  const more = line.length > max || (end < text.length && /\S/.test(text.slice(end)));
+  return more ? `${line.slice(0, max - 1)}…` : line;
 }

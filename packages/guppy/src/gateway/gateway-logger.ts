@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Logger, OrchestratorEvent } from "@guppy/core";
+import { type Logger, type OrchestratorEvent, oneLine } from "@guppy/core";
 import { pino } from "pino";
 import { createLogFileWriter, createTurnBatchedWriter } from "./turn-batched-writer.js";
 
@@ -81,25 +81,6 @@ export function createGatewayLogger(options: {
   };
 }
 
-const flatten = (text: string) => text.replace(/\s+/g, " ").trim();
-
-/**
- * The text on one line (whitespace runs made one space), cut to `n` characters with "…". Only as
- * much of the text is flattened as the line can show: an answer or tool output of megabytes is
- * not copied whole for a 60-character line.
- */
-export function clip(text: string, n = 60): string {
-  let end = Math.min(text.length, 4 * n);
-  let flat = flatten(text.slice(0, end));
-  // Whitespace runs can shrink a prefix below the line's length: take more.
-  while (flat.length <= n && end < text.length) {
-    end = Math.min(text.length, 4 * end);
-    flat = flatten(text.slice(0, end));
-  }
-  const more = flat.length > n || (end < text.length && /\S/.test(text.slice(end)));
-  return more ? `${flat.slice(0, n - 1)}…` : flat;
-}
-
 /** The readable line for an event, or undefined for events too chatty for the terminal. */
 export function describeEvent(event: OrchestratorEvent): string | undefined {
   switch (event.type) {
@@ -116,7 +97,7 @@ export function describeEvent(event: OrchestratorEvent): string | undefined {
     case "aborted":
       return event.delivered ? "abort delivered" : "abort ignored (nothing running)";
     case "notice":
-      return `notice: ${clip(event.text, 100)}`;
+      return `notice: ${oneLine(event.text, 100)}`;
     case "backfilled":
       return `backfilled ${event.count} message(s)`;
     case "replayed":
@@ -127,15 +108,15 @@ export function describeEvent(event: OrchestratorEvent): string | undefined {
       const e = event.event;
       switch (e.type) {
         case "run_start":
-          return `▶ run: ${clip(e.text)}`;
+          return `▶ run: ${oneLine(e.text, 60)}`;
         case "tool_call":
-          return `  tool ${e.name} ${clip(JSON.stringify(e.args ?? {}), 80)}`;
+          return `  tool ${e.name} ${oneLine(JSON.stringify(e.args ?? {}), 80)}`;
         case "tool_result":
-          return `  tool ${e.name} ${e.isError ? "failed" : "ok"}: ${clip(e.text, 60)}`;
+          return `  tool ${e.name} ${e.isError ? "failed" : "ok"}: ${oneLine(e.text, 60)}`;
         case "error":
-          return `  error (${e.kind}): ${clip(e.message, 100)}`;
+          return `  error (${e.kind}): ${oneLine(e.message, 100)}`;
         case "run_end":
-          return `■ ${e.stopReason}: ${clip(e.text)}`;
+          return `■ ${e.stopReason}: ${oneLine(e.text, 60)}`;
         default:
           return undefined;
       }

@@ -1,9 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { clip, createGatewayLogger } from "../../src/gateway/gateway-logger.js";
+import { createGatewayLogger } from "../../src/gateway/gateway-logger.js";
 
 const homes: string[] = [];
 afterEach(() => {
@@ -44,27 +43,5 @@ describe("gateway logger", () => {
       inboxId: "in-1",
       position: 0,
     });
-  });
-});
-
-describe("clip (one terminal line of a text)", () => {
-  const naive = (text: string, n: number) => {
-    const flat = text.replace(/\s+/g, " ").trim();
-    return flat.length > n ? `${flat.slice(0, n - 1)}…` : flat;
-  };
-
-  it("gives the line flattening the whole text would, for any text and width", () => {
-    const chars = fc.constantFrom("a", "b", " ", "\n", "\t", "é", "…");
-    fc.assert(
-      fc.property(fc.array(chars, { maxLength: 600 }), fc.integer({ min: 1, max: 80 }), (cs, n) => {
-        const text = cs.join("");
-        expect(clip(text, n)).toBe(naive(text, n));
-      }),
-      { numRuns: 2000 },
-    );
-    // Long whitespace runs before and after the words, past the first prefix looked at.
-    const padded = `${" ".repeat(1000)}hello${"\n".repeat(5000)}world${" ".repeat(3000)}`;
-    expect(clip(padded, 60)).toBe("hello world");
-    expect(clip(`${padded}!`, 11)).toBe("hello worl…");
   });
 });
