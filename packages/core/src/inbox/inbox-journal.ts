@@ -43,11 +43,19 @@ export function openInboxJournal(
 ): InboxJournal {
   const fsyncAsync = options.fsync ?? fsync;
   const loaded = readJsonl(path, logger, isInboxRecord);
-  let fd = openSync(path, "a+");
-  let size = fstatSync(fd).size;
+  let fd = -1;
+  let size = 0;
   /** The directory entry is not known to be on disk yet (the file was just created). */
-  let created = size === 0;
-  let torn = endsTorn(fd, size);
+  let created = false;
+  let torn = false;
+  /** Makes `next` (the file at `path`, opened for append) the journal's descriptor. */
+  const adopt = (next: number) => {
+    fd = next;
+    size = fstatSync(fd).size;
+    created = size === 0;
+    torn = endsTorn(fd, size);
+  };
+  adopt(openSync(path, "a+"));
   type Waiter = { resolve: () => void; reject: (error: Error) => void };
   /** Lines written whose fsync has not started yet. */
   let waiting: Waiter[] = [];
@@ -99,10 +107,7 @@ export function openInboxJournal(
       // Opened before the old one is let go: if this throws, `fd` still names an open file.
       const fresh = openSync(path, "a+");
       retire(fd);
-      fd = fresh;
-      size = fstatSync(fd).size;
-      created = size === 0;
-      torn = endsTorn(fd, size);
+      adopt(fresh);
     }
     size += writeSync(fd, (torn ? "\n" : "") + text, null, "utf8");
     torn = false;
@@ -197,10 +202,8 @@ export function openInboxJournal(
       writeFileAtomic(path, serializeJsonl(records));
       syncDirectory(dirname(path));
       retire(fd);
-      fd = openSync(path, "a+");
-      size = fstatSync(fd).size;
-      created = false;
-      torn = false;
+      adopt(openSync(path, "a+"));
+      created = false; // its directory was just synced
       // Everything written so far is in the new file, which is on disk.
       settleAll();
     },
