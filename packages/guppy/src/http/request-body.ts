@@ -27,6 +27,10 @@ export const bodyLimit: MiddlewareHandler = async (c, next) => {
 export async function readJsonBody(
   c: Context,
 ): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; response: Response }> {
+  const invalid = (message: string) => ({
+    ok: false as const,
+    response: jsonError(c, 400, message, "invalid_request_error"),
+  });
   let text: string | undefined;
   try {
     // With a Content-Length (checked by bodyLimit) the adapter reads the socket directly.
@@ -35,41 +39,17 @@ export async function readJsonBody(
         ? await c.req.text()
         : await readCapped(c.req.raw.body);
   } catch (error) {
-    return {
-      ok: false,
-      response: jsonError(
-        c,
-        400,
-        `Could not read the request body: ${String(error)}`,
-        "invalid_request_error",
-      ),
-    };
+    return invalid(`Could not read the request body: ${String(error)}`);
   }
   if (text === undefined) return { ok: false, response: tooLarge(c) };
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return {
-      ok: false,
-      response: jsonError(
-        c,
-        400,
-        `The request body is not valid JSON: ${(error as Error).message}`,
-        "invalid_request_error",
-      ),
-    };
+    return invalid(`The request body is not valid JSON: ${(error as Error).message}`);
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    return {
-      ok: false,
-      response: jsonError(
-        c,
-        400,
-        "The request body must be a JSON object.",
-        "invalid_request_error",
-      ),
-    };
+    return invalid("The request body must be a JSON object.");
   }
   return { ok: true, body: value as Record<string, unknown> };
 }
