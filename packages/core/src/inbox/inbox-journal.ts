@@ -2,8 +2,8 @@ import { close, closeSync, fstatSync, fsync, fsyncSync, openSync, writeSync } fr
 import { dirname } from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { writeFileAtomic } from "../store/atomic-write.js";
-import { endsTorn, syncDirectory } from "../store/durable-append.js";
-import { readJsonl, serializeJsonl } from "../store/jsonl.js";
+import { endsTorn, serializeJsonl, syncDirectory } from "../store/durable-append.js";
+import { readJsonl } from "../store/jsonl.js";
 import { type InboxRecord, isInboxRecord } from "./inbox-record.js";
 
 /**

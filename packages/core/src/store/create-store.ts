@@ -9,8 +9,9 @@ import {
   makeDirectoryAsync,
   openAppendFd,
   openForAppendAsync,
+  serializeJsonl,
 } from "./durable-append.js";
-import { type JsonlTail, readJsonl, readJsonlFrom, serializeJsonl } from "./jsonl.js";
+import { type JsonlTail, readJsonl, readJsonlFrom } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
 import { encodeSegment, parseThreadId } from "./thread-id.js";
 

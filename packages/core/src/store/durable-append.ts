@@ -10,6 +10,11 @@ import {
   writeSync,
 } from "node:fs";
 
+/** Records as JSON lines, each ending in a newline ("" for none). */
+export function serializeJsonl(records: readonly unknown[]): string {
+  return records.length === 0 ? "" : `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
+}
+
 /**
  * Appends whole JSON lines in one write, to a file kept open between appends, and returns how
  * many bytes it wrote: the file grew by exactly that much unless another process appended too.
@@ -19,7 +24,7 @@ import {
  */
 export function appendLines(path: string, records: readonly unknown[]): number {
   if (records.length === 0) return 0;
-  const body = `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
+  const body = serializeJsonl(records);
   const file = openForAppend(path);
   try {
     // First append to this file since it was opened: check how the last writer left it.

@@ -117,7 +117,3 @@ function readBytes(fd: number, offset: number, length: number): Buffer {
   }
   return got < length ? buf.subarray(0, got) : buf;
 }
-
-export function serializeJsonl(records: readonly unknown[]): string {
-  return records.length === 0 ? "" : `${records.map((r) => JSON.stringify(r)).join("\n")}\n`;
-}
