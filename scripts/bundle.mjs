@@ -1,4 +1,5 @@
-// Bundles the built CLI (packages/guppy/dist/cli/main.js) into packages/guppy/dist/bundle/.
+// Bundles the built CLI (packages/guppy/dist/cli/main.js) and the HTTP API's worker thread
+// (dist/http/http-worker.js) into packages/guppy/dist/bundle/.
 // Why: typebox alone is ~700 ESM files; resolving them costs ~300 ms at every start. Bundling
 // guppy, @guppy/core, pi-ai, pi-agent-core and typebox into a few chunks halves the time to the
 // first LLM request. Everything else stays an ordinary node_modules import; dynamic imports stay
@@ -18,7 +19,11 @@ const inline = [
 
 await rm(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: ["packages/guppy/dist/cli/main.js"],
+  entryPoints: {
+    main: "packages/guppy/dist/cli/main.js",
+    // The HTTP API's worker thread: http-channel.js starts "./http-worker.js" beside itself.
+    "http-worker": "packages/guppy/dist/http/http-worker.js",
+  },
   bundle: true,
   platform: "node",
   format: "esm",

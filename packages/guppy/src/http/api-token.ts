@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ConfigError, type GuppyConfig } from "@guppy/core";
@@ -37,12 +37,4 @@ export function resolveApiToken(config: GuppyConfig): ApiToken {
   const token = randomBytes(24).toString("base64url");
   writeFileSync(path, `${token}\n`, { mode: 0o600 });
   return { token, source: "generated", path };
-}
-
-/** Constant-time comparison of an `Authorization` header with the token. */
-export function bearerMatches(header: string | undefined, token: string): boolean {
-  if (!header?.startsWith("Bearer ")) return false;
-  const given = Buffer.from(header.slice(7).trim());
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
 }

@@ -1,7 +1,8 @@
-import type { Orchestrator, RunnerEvent, ThreadHandle } from "@guppy/core";
+import type { RunnerEvent } from "@guppy/core";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { createAsyncQueue } from "./async-queue.js";
+import type { HttpBackend, PromptReply } from "./http-backend.js";
 import { jsonError } from "./json-error.js";
 import { readJsonBody } from "./request-body.js";
 
@@ -37,7 +38,7 @@ const finishReason = (stop: string) => (stop === "length" ? "length" : "stop");
  */
 export async function chatCompletions(
   c: Context,
-  orchestrator: Pick<Orchestrator, "send">,
+  backend: Pick<HttpBackend, "send">,
   modelName: string,
 ): Promise<Response> {
   const parsed = await readJsonBody(c);
@@ -79,8 +80,8 @@ export async function chatCompletions(
   const ended = new Promise<RunEnd | { type: "notice"; text: string }>((resolve) => {
     settle = resolve;
   });
-  const handle: ThreadHandle = {
-    threadId,
+  const reply: PromptReply = {
+    events: queue ? "all" : "end",
     onEvent(event) {
       if (queue) {
         queue.push({ type: "event", event });
@@ -96,14 +97,13 @@ export async function chatCompletions(
       queue.close();
     },
   };
-  const result = orchestrator.send(threadId, {
+  // The answer is the acknowledgement here: the prompt's fsync runs meanwhile.
+  const result = await backend.send(threadId, {
     type: "prompt",
     text,
-    thread: handle,
     userId: user,
     userName: user,
-    // The answer is the acknowledgement here: the fsync runs off the event loop meanwhile.
-    deferSync: true,
+    reply,
   });
   if (result.status === "busy") {
     return jsonError(

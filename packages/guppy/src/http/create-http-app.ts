@@ -1,34 +1,27 @@
-import { existsSync } from "node:fs";
-import {
-  type Orchestrator,
-  type OrchestratorEvent,
-  type OrchestratorListener,
-  parseThreadId,
-  type Store,
-} from "@guppy/core";
+import type { OrchestratorEvent } from "@guppy/core";
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import { bearerMatches } from "./api-token.js";
 import { createAsyncQueue } from "./async-queue.js";
+import { bearerMatches } from "./bearer-token.js";
 import { chatCompletions } from "./chat-completions.js";
+import type { HttpBackend } from "./http-backend.js";
 import { jsonError } from "./json-error.js";
 import { bodyLimit, readJsonBody } from "./request-body.js";
 
 export interface HttpAppOptions {
-  orchestrator: Pick<Orchestrator, "send" | "status" | "threads">;
-  store: Store;
+  /** The orchestrator and store behind the routes (across threads: backend-rpc.ts). */
+  backend: HttpBackend;
   token: string;
   /** Where the token is stored, for the 401 message. */
   tokenHint: string;
   modelName: string;
-  subscribe?: (listener: OrchestratorListener) => () => void;
   /** Open SSE streams register here so the channel can end them on stop. */
   onStream?: (close: () => void) => () => void;
 }
 
 /** The HTTP API's routes (see docs/channels.md "HTTP API"). */
 export function createHttpApp(options: HttpAppOptions): Hono {
-  const { orchestrator, store } = options;
+  const { backend } = options;
   const app = new Hono();
 
   app.onError((error, c) =>
@@ -51,34 +44,27 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   });
   app.use("*", bodyLimit);
 
-  app.post("/v1/chat/completions", (c) => chatCompletions(c, orchestrator, options.modelName));
+  app.post("/v1/chat/completions", (c) => chatCompletions(c, backend, options.modelName));
 
   /** The thread id of the path, or a 4xx response. */
-  const threadParam = (c: Context, mustExist: boolean): string | Response => {
+  const threadParam = async (c: Context, mustExist: boolean): Promise<string | Response> => {
     const raw = c.req.param("id") ?? "";
     let id: string;
     try {
       id = decodeURIComponent(raw);
-      parseThreadId(id);
     } catch (error) {
-      return jsonError(
-        c,
-        400,
-        `Invalid thread id: ${(error as Error).message}`,
-        "invalid_request_error",
-      );
+      return invalidThread(c, (error as Error).message);
     }
-    if (mustExist && !known(id)) {
+    const found = await backend.thread(id);
+    if (found.status === "invalid") return invalidThread(c, found.reason);
+    if (mustExist && found.status === "unknown") {
       return jsonError(c, 404, `Unknown thread ${JSON.stringify(id)}.`, "not_found");
     }
     return id;
   };
-  const known = (id: string) =>
-    orchestrator.status(id).lastActivity !== undefined || existsSync(store.threadDir(id));
-
-  app.get("/v1/threads", (c) =>
+  app.get("/v1/threads", async (c) =>
     c.json({
-      threads: orchestrator.threads().map((t) => ({
+      threads: (await backend.threads()).map((t) => ({
         id: t.threadId,
         state: t.state,
         queued: t.queued,
@@ -92,7 +78,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   );
 
   app.post("/v1/threads/:id/messages", async (c) => {
-    const id = threadParam(c, false);
+    const id = await threadParam(c, false);
     if (typeof id !== "string") return id;
     const parsed = await readJsonBody(c);
     if (!parsed.ok) return parsed.response;
@@ -101,13 +87,12 @@ export function createHttpApp(options: HttpAppOptions): Hono {
       return jsonError(c, 400, "`text` must be a non-empty string.", "invalid_request_error");
     }
     const userName = typeof user === "string" && user ? user : "api";
-    const result = orchestrator.send(id, {
+    const result = await backend.send(id, {
       type: "prompt",
       text,
       userId: userName,
       userName,
       ...(typeof messageId === "string" && messageId ? { messageId } : {}),
-      deferSync: true,
     });
     if (result.status === "queued") {
       // 202 only once the message is on disk (fsync'd without blocking other requests).
@@ -142,12 +127,12 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     );
   });
 
-  app.get("/v1/threads/:id/messages", (c) => {
-    const id = threadParam(c, true);
+  app.get("/v1/threads/:id/messages", async (c) => {
+    const id = await threadParam(c, true);
     if (typeof id !== "string") return id;
     return c.json({
       thread_id: id,
-      messages: store.readLog(id).map((e) => ({
+      messages: (await backend.readLog(id)).map((e) => ({
         id: e.messageId,
         date: e.date,
         from: e.isBot ? "guppy" : e.userName,
@@ -159,7 +144,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
 
   for (const kind of ["steer", "abort"] as const) {
     app.post(`/v1/threads/:id/${kind}`, async (c) => {
-      const id = threadParam(c, true);
+      const id = await threadParam(c, true);
       if (typeof id !== "string") return id;
       let text = "";
       if (kind === "steer") {
@@ -170,7 +155,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
         }
         text = parsed.body.text;
       }
-      const result = orchestrator.send(
+      const result = await backend.send(
         id,
         kind === "steer" ? { type: "steer", text } : { type: "abort" },
       );
@@ -184,17 +169,15 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     });
   }
 
-  app.get("/v1/threads/:id/events", (c) => {
-    const id = threadParam(c, true);
+  app.get("/v1/threads/:id/events", async (c) => {
+    const id = await threadParam(c, true);
     if (typeof id !== "string") return id;
-    const subscribe = options.subscribe;
+    const subscribe = backend.subscribe;
     if (!subscribe)
       return jsonError(c, 501, "This gateway has no event stream.", "not_implemented");
     return streamSSE(c, async (stream) => {
       const queue = createAsyncQueue<OrchestratorEvent>();
-      const unsubscribe = subscribe((event) => {
-        if (event.threadId === id) queue.push(event);
-      });
+      const unsubscribe = subscribe(id, (event) => queue.push(event));
       const unregister = options.onStream?.(() => queue.close());
       const keepAlive = setInterval(
         () => queue.push({ type: "notice", threadId: id, text: "" }),
@@ -219,6 +202,10 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   });
 
   return app;
+}
+
+function invalidThread(c: Context, reason: string): Response {
+  return jsonError(c, 400, `Invalid thread id: ${reason}`, "invalid_request_error");
 }
 
 /** The SSE form of an event: text deltas, tool calls/results, final, errors, notices. */

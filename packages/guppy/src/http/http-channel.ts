@@ -1,18 +1,30 @@
-import type { Server } from "node:http";
-import { type ServerType, serve } from "@hono/node-server";
+import { MessageChannel, Worker } from "node:worker_threads";
+import type { Logger } from "@guppy/core";
 import type { GatewayChannel, GatewayContext } from "../gateway/gateway-channel.js";
 import { resolveApiToken } from "./api-token.js";
-import { createHttpApp } from "./create-http-app.js";
+import { serveBackend } from "./backend-rpc.js";
+import { createLocalBackend, type HttpBackend } from "./http-backend.js";
+import type { HttpWorkerData, HttpWorkerReport } from "./http-worker-protocol.js";
 
-/** The HTTP API as a gateway channel: Hono on @hono/node-server, threads `http:<user>:<thread>`. */
+/** Past this many unexpected worker exits within a minute, the HTTP API stays down (logged). */
+const MAX_RESTARTS_PER_MINUTE = 5;
+/** How long stop() waits for the worker to close its connections before terminating it. */
+const STOP_TIMEOUT_MS = 10_000;
+
+/**
+ * The HTTP API as a gateway channel: Hono on @hono/node-server in a worker thread
+ * (http-worker.ts), so parsing, auth, routing and answers do not run on the agents' thread; its
+ * calls on the orchestrator come back here as messages (backend-rpc.ts). Threads
+ * `http:<user>:<thread>`.
+ */
 export function createHttpChannel(): GatewayChannel {
-  let server: ServerType | undefined;
-  const streams = new Set<() => void>();
+  let current: RunningWorker | undefined;
+  let stopping = false;
   return {
     name: "http",
     async start(context: GatewayContext) {
-      const { config, orchestrator, store } = context;
-      const say = context.say ?? ((text: string) => context.logger.info(text));
+      const { config, orchestrator, store, logger } = context;
+      const say = context.say ?? ((text: string) => logger.info(text));
       const token = resolveApiToken(config);
       if (token.source === "generated") {
         say(
@@ -24,55 +36,126 @@ export function createHttpChannel(): GatewayChannel {
         // Replies of HTTP threads are read from the event stream or GET /v1/threads/{id}/messages.
         threadHandle: (threadId) => ({ threadId, notice: () => {} }),
       });
-      const app = createHttpApp({
+      const backend = createLocalBackend({
         orchestrator,
         store,
+        ...(context.subscribe ? { subscribe: context.subscribe } : {}),
+      });
+      const data: Omit<HttpWorkerData, "backend"> = {
+        host: config.httpHost,
+        port: config.httpPort,
         token: token.token,
         tokenHint: token.path ? `it is stored in ${token.path}` : "it is GUPPY_API_TOKEN",
         modelName: config.model ?? "guppy",
-        ...(context.subscribe ? { subscribe: context.subscribe } : {}),
-        onStream: (close) => {
-          streams.add(close);
-          return () => streams.delete(close);
-        },
-      });
-      const address = await new Promise<{ address: string; port: number }>((resolve, reject) => {
-        const s = serve(
-          { fetch: app.fetch, hostname: config.httpHost, port: config.httpPort },
-          (info) => resolve(info),
+        events: context.subscribe !== undefined,
+      };
+      const exits: number[] = [];
+      const onExit = (code: number) => {
+        if (stopping) return;
+        const now = Date.now();
+        exits.push(now);
+        while (exits.length > 0 && (exits[0] ?? now) < now - 60_000) exits.shift();
+        if (exits.length > MAX_RESTARTS_PER_MINUTE) {
+          logger.error("The HTTP API worker keeps exiting; the HTTP API is down", { code });
+          return;
+        }
+        logger.error("The HTTP API worker exited; starting it again", { code });
+        startWorker(backend, data, logger, onExit).then(
+          (worker) => {
+            current = worker;
+          },
+          (error: Error) => logger.error(`The HTTP API did not restart: ${error.message}`),
         );
-        s.once("error", (error: NodeJS.ErrnoException) =>
-          reject(
-            new Error(
-              error.code === "EADDRINUSE"
-                ? `port ${config.httpPort} on ${config.httpHost} is already in use (set GUPPY_HTTP_PORT)`
-                : `the HTTP API could not listen on ${config.httpHost}:${config.httpPort}: ${error.message}`,
-            ),
-          ),
-        );
-        // A client reusing a keep-alive socket just as the server times it out gets a reset;
-        // Node's 5 s default makes that race likely under load or after an event-loop stall.
-        (s as Server).keepAliveTimeout = 65_000;
-        (s as Server).headersTimeout = 66_000;
-        server = s;
-      });
-      const host = address.address.includes(":") ? `[${address.address}]` : address.address;
-      say(`HTTP API listening on http://${host}:${address.port}`);
-      context.logger.info("HTTP API listening", { host: address.address, port: address.port });
+      };
+      current = await startWorker(backend, data, logger, onExit);
+      // A restarted worker listens on the same port, even when the first one chose it.
+      data.port = current.port;
+      const host = current.address.includes(":") ? `[${current.address}]` : current.address;
+      say(`HTTP API listening on http://${host}:${current.port}`);
+      logger.info("HTTP API listening", { host: current.address, port: current.port });
     },
     async stop() {
-      const s = server as Server | undefined;
-      server = undefined;
-      if (!s) return;
-      for (const close of streams) close();
-      // close() waits for open connections; keep-alive sockets of finished requests are closed
-      // as soon as they go idle, so in-flight answers (running turns) still get through.
-      const sweep = setInterval(() => s.closeIdleConnections?.(), 100);
-      await new Promise<void>((resolve) => {
-        s.close(() => resolve());
-        s.closeIdleConnections?.();
-      });
-      clearInterval(sweep);
+      stopping = true;
+      const worker = current;
+      current = undefined;
+      await worker?.stop();
     },
   };
+}
+
+interface RunningWorker {
+  address: string;
+  port: number;
+  /** Closes the server (open streams end, running answers get through), then the thread. */
+  stop(): Promise<void>;
+}
+
+/** Starts the worker and resolves once it listens (rejects with its one-line reason). */
+function startWorker(
+  backend: HttpBackend,
+  data: Omit<HttpWorkerData, "backend">,
+  logger: Logger,
+  onExit: (code: number) => void,
+): Promise<RunningWorker> {
+  const { port1, port2 } = new MessageChannel();
+  const workerData: HttpWorkerData = { ...data, backend: port2 };
+  // No execArgv: preloads given to the gateway (--import, --require) are not the worker's.
+  const worker = new Worker(new URL("./http-worker.js", import.meta.url), {
+    workerData,
+    transferList: [port2],
+    execArgv: [],
+  });
+  const stopServing = serveBackend(port1, backend);
+  let stopped: (() => void) | undefined;
+  const release = () => {
+    stopServing();
+    port1.close();
+  };
+  return new Promise((resolve, reject) => {
+    let listening = false;
+    worker.on("message", (report: HttpWorkerReport) => {
+      switch (report.type) {
+        case "listening":
+          listening = true;
+          resolve({
+            address: report.address,
+            port: report.port,
+            async stop() {
+              const done = new Promise<void>((r) => {
+                stopped = r;
+              });
+              worker.postMessage({ type: "stop" });
+              await Promise.race([
+                done,
+                new Promise((r) => setTimeout(r, STOP_TIMEOUT_MS).unref()),
+              ]);
+              await worker.terminate();
+            },
+          });
+          return;
+        case "failed":
+          reject(new Error(report.message));
+          void worker.terminate();
+          return;
+        case "stopped":
+          stopped?.();
+          return;
+        case "error":
+          logger.error("Unhandled error in the HTTP API worker (it keeps serving)", {
+            error: report.message,
+          });
+          return;
+      }
+    });
+    worker.on("error", (error) => {
+      if (!listening) reject(new Error(`the HTTP API worker failed to start: ${error.message}`));
+      else logger.error("The HTTP API worker failed", { error: error.stack ?? error.message });
+    });
+    worker.on("exit", (code) => {
+      release();
+      if (!listening)
+        reject(new Error(`the HTTP API worker exited (code ${code}) before listening`));
+      else onExit(code);
+    });
+  });
 }

@@ -1,0 +1,291 @@
+import type { MessagePort } from "node:worker_threads";
+import type { LogEntry, OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
+import type {
+  HttpBackend,
+  HttpMessage,
+  PromptReply,
+  ReplyEvents,
+  ThreadLookup,
+  ThreadSummary,
+} from "./http-backend.js";
+
+/**
+ * The HTTP backend across a MessagePort: the worker thread that serves HTTP (http-worker.ts)
+ * calls `createRemoteBackend`, the main thread answers with `serveBackend` over the real
+ * orchestrator. Every call is one message each way — a plain chat answer too: its result comes
+ * back with the run's usage and end, once the run is over; a streamed one gets a message per
+ * runner event.
+ */
+
+/** A prompt as it crosses: the reply's listener stays in the worker, only what it wants goes. */
+type WireMessage =
+  | (Omit<Extract<HttpMessage, { type: "prompt" }>, "reply"> & { reply?: ReplyEvents })
+  | Exclude<HttpMessage, { type: "prompt" }>;
+
+/** SendResult without its promise: `synced` follows as its own message when asked for. */
+type WireSendResult =
+  | { status: "queued"; inboxId: string; position: number; deferred: boolean }
+  | Exclude<SendResult, { status: "queued" }>;
+
+/** Worker → main. `call` numbers a call; later messages about it (events, sync) carry it. */
+export type BackendRequest =
+  | { type: "send"; call: number; threadId: string; message: WireMessage; synced: boolean }
+  | { type: "thread"; call: number; threadId: string }
+  | { type: "threads"; call: number }
+  | { type: "readLog"; call: number; threadId: string }
+  | { type: "subscribe"; call: number; threadId: string }
+  | { type: "unsubscribe"; call: number };
+
+/** What a prompt's run sent back: a runner event, or guppy's notice instead of a run. */
+type ReplyOutcome = { type: "event"; event: RunnerEvent } | { type: "notice"; text: string };
+
+/** Main → worker. */
+export type BackendReply =
+  /** `outcomes`: what the reply got before the result went (a plain answer: all of it). */
+  | { type: "sent"; call: number; result: WireSendResult; outcomes: ReplyOutcome[] }
+  | { type: "thread"; call: number; value: ThreadLookup }
+  | { type: "threads"; call: number; value: ThreadSummary[] }
+  | { type: "log"; call: number; value: LogEntry[] }
+  | { type: "failed"; call: number; message: string }
+  | { type: "synced"; call: number; error?: string }
+  | { type: "reply"; call: number; outcome: ReplyOutcome }
+  | { type: "event"; call: number; event: OrchestratorEvent };
+
+type Port = Pick<MessagePort, "postMessage" | "on" | "off">;
+
+/** Answers a remote backend's calls on `port` with `backend`; returns a function that stops. */
+export function serveBackend(port: Port, backend: HttpBackend): () => void {
+  const subscriptions = new Map<number, () => void>();
+  const post = (reply: BackendReply) => {
+    try {
+      port.postMessage(reply);
+    } catch {
+      // Not cloneable as is (an event holding a class instance): its JSON form is.
+      port.postMessage(JSON.parse(JSON.stringify(reply)) as BackendReply);
+    }
+  };
+  const failed = (call: number) => (error: unknown) =>
+    post({ type: "failed", call, message: error instanceof Error ? error.message : String(error) });
+
+  const onRequest = (request: BackendRequest) => {
+    const { call } = request;
+    switch (request.type) {
+      case "send": {
+        const { message } = request;
+        let relay: Relay | undefined;
+        let local: HttpMessage;
+        if (message.type !== "prompt") local = message;
+        else {
+          const { reply, ...rest } = message;
+          relay = reply ? relayReply(call, reply, post) : undefined;
+          local = relay ? { ...rest, reply: relay.reply } : rest;
+        }
+        backend.send(request.threadId, local).then((result) => {
+          if (result.status !== "queued") {
+            if (relay) relay.sent(result);
+            else post({ type: "sent", call, result, outcomes: [] });
+            return;
+          }
+          const { synced, ...rest } = result;
+          const wire = { ...rest, deferred: synced !== undefined };
+          if (relay) relay.sent(wire);
+          else post({ type: "sent", call, result: wire, outcomes: [] });
+          if (!synced) return;
+          // Without a listener the worker never hears of it; a failed sync is logged by core.
+          synced.then(
+            () => request.synced && post({ type: "synced", call }),
+            (error: unknown) =>
+              request.synced && post({ type: "synced", call, error: String(error) }),
+          );
+        }, failed(call));
+        return;
+      }
+      case "thread":
+        backend
+          .thread(request.threadId)
+          .then((value) => post({ type: "thread", call, value }), failed(call));
+        return;
+      case "threads":
+        backend.threads().then((value) => post({ type: "threads", call, value }), failed(call));
+        return;
+      case "readLog":
+        backend
+          .readLog(request.threadId)
+          .then((value) => post({ type: "log", call, value }), failed(call));
+        return;
+      case "subscribe":
+        if (backend.subscribe) {
+          subscriptions.set(
+            call,
+            backend.subscribe(request.threadId, (event) => post({ type: "event", call, event })),
+          );
+        }
+        return;
+      case "unsubscribe":
+        subscriptions.get(call)?.();
+        subscriptions.delete(call);
+        return;
+    }
+  };
+  port.on("message", onRequest);
+  return () => {
+    port.off("message", onRequest);
+    for (const unsubscribe of subscriptions.values()) unsubscribe();
+    subscriptions.clear();
+  };
+}
+
+interface Relay {
+  reply: PromptReply;
+  /** The send's result: posted with what the reply holds, now or (a plain answer) at its end. */
+  sent(result: WireSendResult): void;
+}
+
+/**
+ * A prompt's reply on its way to the worker, in as few messages as it can: a streamed answer's
+ * events go one by one once the result has gone; a plain answer's whole outcome (its usage and
+ * end, or a notice) goes with the result in one message at the end of the run.
+ */
+function relayReply(call: number, events: ReplyEvents, post: (reply: BackendReply) => void): Relay {
+  let result: WireSendResult | undefined;
+  let posted = false;
+  const held: ReplyOutcome[] = [];
+  const ends = (o: ReplyOutcome) => o.type === "notice" || o.event.type === "run_end";
+  const flush = (sent: WireSendResult) => {
+    posted = true;
+    post({ type: "sent", call, result: sent, outcomes: held.splice(0) });
+  };
+  const push = (outcome: ReplyOutcome) => {
+    if (posted) return post({ type: "reply", call, outcome });
+    held.push(outcome);
+    if (result && ends(outcome)) flush(result);
+  };
+  return {
+    reply: {
+      events,
+      onEvent: (event) => push({ type: "event", event }),
+      notice: (text) => push({ type: "notice", text }),
+    },
+    sent(sent) {
+      result = sent;
+      if (events === "all" || sent.status !== "queued" || held.some(ends)) flush(sent);
+    },
+  };
+}
+
+/** The backend for the worker: each call is a message to `serveBackend` on the main thread. */
+export function createRemoteBackend(port: Port, options: { events: boolean }): HttpBackend {
+  let next = 0;
+  const answers = new Map<number, (reply: BackendReply) => void>();
+  const replies = new Map<number, PromptReply>();
+  const syncs = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  const streams = new Map<number, (event: OrchestratorEvent) => void>();
+
+  const answer = (reply: BackendReply) => {
+    const waiting = answers.get(reply.call);
+    answers.delete(reply.call);
+    waiting?.(reply);
+  };
+  /** Hands a run's event or notice to its reply; the reply is done after the last one. */
+  const deliver = (call: number, outcome: ReplyOutcome) => {
+    const target = replies.get(call);
+    if (outcome.type === "notice" || outcome.event.type === "run_end") replies.delete(call);
+    if (outcome.type === "notice") target?.notice(outcome.text);
+    else target?.onEvent(outcome.event);
+  };
+
+  port.on("message", (reply: BackendReply) => {
+    switch (reply.type) {
+      case "sent":
+        for (const outcome of reply.outcomes) deliver(reply.call, outcome);
+        answer(reply);
+        return;
+      case "reply":
+        deliver(reply.call, reply.outcome);
+        return;
+      case "synced": {
+        const sync = syncs.get(reply.call);
+        syncs.delete(reply.call);
+        if (reply.error === undefined) sync?.resolve();
+        else sync?.reject(new Error(reply.error));
+        return;
+      }
+      case "event":
+        streams.get(reply.call)?.(reply.event);
+        return;
+      default:
+        answer(reply);
+    }
+  });
+
+  /** Posts a request and resolves with its answer (rejects on "failed"). */
+  const ask = <T extends BackendReply["type"]>(
+    request: BackendRequest,
+    expect: T,
+  ): Promise<Extract<BackendReply, { type: T }>> =>
+    new Promise((resolve, reject) => {
+      answers.set(request.call, (reply) => {
+        if (reply.type === expect) resolve(reply as Extract<BackendReply, { type: T }>);
+        else if (reply.type === "failed") reject(new Error(reply.message));
+        else reject(new Error(`expected a "${expect}" answer, got "${reply.type}"`));
+      });
+      port.postMessage(request);
+    });
+
+  return {
+    async send(threadId, message) {
+      const call = next++;
+      let wire: WireMessage;
+      let onDisk: Promise<void> | undefined;
+      if (message.type !== "prompt") wire = message;
+      else {
+        const { reply, ...rest } = message;
+        wire = reply ? { ...rest, reply: reply.events } : rest;
+        if (reply) replies.set(call, reply);
+        // Without a reply the caller acknowledges once on disk (a 202): it waits for `synced`.
+        else onDisk = new Promise<void>((resolve, reject) => syncs.set(call, { resolve, reject }));
+      }
+      const forget = () => {
+        replies.delete(call);
+        syncs.delete(call);
+      };
+      let result: WireSendResult;
+      try {
+        const synced = onDisk !== undefined;
+        result = (await ask({ type: "send", call, threadId, message: wire, synced }, "sent"))
+          .result;
+      } catch (error) {
+        forget();
+        throw error;
+      }
+      if (result.status !== "queued") {
+        forget();
+        return result;
+      }
+      const { deferred, ...queued } = result;
+      if (!deferred || !onDisk) {
+        syncs.delete(call);
+        return queued;
+      }
+      return { ...queued, synced: onDisk };
+    },
+    thread: async (threadId) =>
+      (await ask({ type: "thread", call: next++, threadId }, "thread")).value,
+    threads: async () => (await ask({ type: "threads", call: next++ }, "threads")).value,
+    readLog: async (threadId) =>
+      (await ask({ type: "readLog", call: next++, threadId }, "log")).value,
+    ...(options.events
+      ? {
+          subscribe(threadId: string, listener: (event: OrchestratorEvent) => void) {
+            const call = next++;
+            streams.set(call, listener);
+            port.postMessage({ type: "subscribe", call, threadId } satisfies BackendRequest);
+            return () => {
+              streams.delete(call);
+              port.postMessage({ type: "unsubscribe", call } satisfies BackendRequest);
+            };
+          },
+        }
+      : {}),
+  };
+}

@@ -1,0 +1,127 @@
+import { existsSync } from "node:fs";
+import {
+  type LogEntry,
+  type Orchestrator,
+  type OrchestratorEvent,
+  type OrchestratorListener,
+  parseThreadId,
+  type RunnerEvent,
+  type SendResult,
+  type Store,
+  type ThreadHandle,
+} from "@guppy/core";
+
+/**
+ * Which runner events a prompt's reply wants: all of them (a streamed answer), or only its usage
+ * and its end (a plain answer: the fewer events cross to the HTTP worker, the better).
+ */
+export type ReplyEvents = "all" | "end";
+
+/** Where the events of the run a prompt starts go (chat completions waits on them). */
+export interface PromptReply {
+  events: ReplyEvents;
+  onEvent(event: RunnerEvent): void;
+  /** Guppy's own short answer instead of a run (busy, interrupted, shutting down). */
+  notice(text: string): void;
+}
+
+/** What a route sends to a thread: a prompt (acknowledged once on disk), a steer or an abort. */
+export type HttpMessage =
+  | {
+      type: "prompt";
+      text: string;
+      userId: string;
+      userName: string;
+      messageId?: string;
+      reply?: PromptReply;
+    }
+  | { type: "steer"; text: string }
+  | { type: "abort" };
+
+export type ThreadLookup =
+  | { status: "known" }
+  | { status: "unknown" }
+  | { status: "invalid"; reason: string };
+
+/** A thread as GET /v1/threads lists it. */
+export type ThreadSummary = ReturnType<Orchestrator["threads"]>[number];
+
+/**
+ * What the HTTP API's routes need of the gateway. Asynchronous because the routes run in a
+ * worker thread (http-worker.ts) and reach the orchestrator, which stays on the main thread,
+ * through backend-rpc.ts; `createLocalBackend` is the same contract over direct calls.
+ */
+export interface HttpBackend {
+  /** `orchestrator.send`; a prompt's fsync runs off the event loop (`synced` says when done). */
+  send(threadId: string, message: HttpMessage): Promise<SendResult>;
+  /** Is `threadId` a valid thread id, and has the thread been seen (in memory or on disk)? */
+  thread(threadId: string): Promise<ThreadLookup>;
+  threads(): Promise<ThreadSummary[]>;
+  readLog(threadId: string): Promise<LogEntry[]>;
+  /** One thread's orchestrator events (the SSE stream); returns the unsubscribe. */
+  subscribe?(threadId: string, listener: (event: OrchestratorEvent) => void): () => void;
+}
+
+export interface LocalBackendOptions {
+  orchestrator: Pick<Orchestrator, "send" | "status" | "threads">;
+  store: Pick<Store, "readLog" | "threadDir">;
+  subscribe?: (listener: OrchestratorListener) => () => void;
+}
+
+/** The backend as direct calls on the orchestrator and store of this thread. */
+export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
+  const { orchestrator, store, subscribe } = options;
+  return {
+    send: async (threadId, message) =>
+      orchestrator.send(
+        threadId,
+        message.type === "prompt"
+          ? {
+              type: "prompt",
+              text: message.text,
+              userId: message.userId,
+              userName: message.userName,
+              ...(message.messageId ? { messageId: message.messageId } : {}),
+              // The answer (or the 202, once `synced`) is the acknowledgement: the fsync runs
+              // off the event loop meanwhile.
+              deferSync: true,
+              ...(message.reply ? { thread: replyHandle(threadId, message.reply) } : {}),
+            }
+          : message,
+      ),
+    thread: async (threadId) => {
+      try {
+        parseThreadId(threadId);
+      } catch (error) {
+        return { status: "invalid", reason: (error as Error).message };
+      }
+      const seen =
+        orchestrator.status(threadId).lastActivity !== undefined ||
+        existsSync(store.threadDir(threadId));
+      return { status: seen ? "known" : "unknown" };
+    },
+    threads: async () => orchestrator.threads(),
+    readLog: async (threadId) => store.readLog(threadId),
+    ...(subscribe
+      ? {
+          subscribe: (threadId, listener) =>
+            subscribe((event) => {
+              if (event.threadId === threadId) listener(event);
+            }),
+        }
+      : {}),
+  };
+}
+
+function replyHandle(threadId: string, reply: PromptReply): ThreadHandle {
+  return {
+    threadId,
+    onEvent:
+      reply.events === "all"
+        ? (event) => reply.onEvent(event)
+        : (event) => {
+            if (event.type === "usage" || event.type === "run_end") reply.onEvent(event);
+          },
+    notice: (text) => reply.notice(text),
+  };
+}

@@ -1,0 +1,53 @@
+import type { Server } from "node:http";
+import { parentPort, workerData } from "node:worker_threads";
+import { createRemoteBackend } from "./backend-rpc.js";
+import { createHttpApp } from "./create-http-app.js";
+import type {
+  HttpWorkerCommand,
+  HttpWorkerData,
+  HttpWorkerReport,
+} from "./http-worker-protocol.js";
+import { closeHttp, listenHttp } from "./listen-http.js";
+
+/**
+ * The HTTP API's worker thread (started by http-channel.ts): it parses requests, checks tokens,
+ * routes and writes answers, so none of that runs on the thread of the agents; each route's call
+ * on the orchestrator is a message to the main thread (backend-rpc.ts).
+ */
+const port = parentPort;
+if (!port) throw new Error("http-worker.js runs as a worker thread of guppy serve");
+const data = workerData as HttpWorkerData;
+const report = (message: HttpWorkerReport) => port.postMessage(message);
+const describe = (error: unknown) =>
+  error instanceof Error ? (error.stack ?? error.message) : String(error);
+process.on("unhandledRejection", (reason) => report({ type: "error", message: describe(reason) }));
+process.on("uncaughtException", (error) => report({ type: "error", message: describe(error) }));
+
+const streams = new Set<() => void>();
+const app = createHttpApp({
+  backend: createRemoteBackend(data.backend, { events: data.events }),
+  token: data.token,
+  tokenHint: data.tokenHint,
+  modelName: data.modelName,
+  onStream: (close) => {
+    streams.add(close);
+    return () => streams.delete(close);
+  },
+});
+
+let server: Server | undefined;
+listenHttp(app, data.host, data.port).then(
+  (listening) => {
+    server = listening.server;
+    report({ type: "listening", address: listening.address, port: listening.port });
+  },
+  (error: Error) => report({ type: "failed", message: error.message }),
+);
+
+port.on("message", (command: HttpWorkerCommand) => {
+  if (command.type !== "stop") return;
+  for (const close of streams) close();
+  const closing = server ? closeHttp(server) : Promise.resolve();
+  server = undefined;
+  closing.then(() => report({ type: "stopped" }));
+});

@@ -1,0 +1,45 @@
+import type { Server } from "node:http";
+import { serve } from "@hono/node-server";
+import type { Hono } from "hono";
+
+export interface Listening {
+  server: Server;
+  address: string;
+  port: number;
+}
+
+/** Serves `app` on host:port; rejects with a one-line reason (port in use, address refused). */
+export function listenHttp(app: Hono, host: string, port: number): Promise<Listening> {
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, hostname: host, port }, (info) =>
+      resolve({ server, address: info.address, port: info.port }),
+    ) as Server;
+    server.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        new Error(
+          error.code === "EADDRINUSE"
+            ? `port ${port} on ${host} is already in use (set GUPPY_HTTP_PORT)`
+            : `the HTTP API could not listen on ${host}:${port}: ${error.message}`,
+        ),
+      ),
+    );
+    // A client reusing a keep-alive socket just as the server times it out gets a reset;
+    // Node's 5 s default makes that race likely under load or after an event-loop stall.
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+  });
+}
+
+/**
+ * Stops taking connections and resolves once the open ones are closed. Keep-alive sockets of
+ * finished requests close as soon as they go idle, so in-flight answers (running turns) still
+ * get through.
+ */
+export async function closeHttp(server: Server): Promise<void> {
+  const sweep = setInterval(() => server.closeIdleConnections?.(), 100);
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections?.();
+  });
+  clearInterval(sweep);
+}

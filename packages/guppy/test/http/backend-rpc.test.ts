@@ -1,0 +1,273 @@
+import { MessageChannel } from "node:worker_threads";
+import type { OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
+import { afterEach, describe, expect, it } from "vitest";
+import { createRemoteBackend, serveBackend } from "../../src/http/backend-rpc.js";
+import {
+  createLocalBackend,
+  type HttpBackend,
+  type HttpMessage,
+  type PromptReply,
+} from "../../src/http/http-backend.js";
+
+/** The two ends of backend-rpc over a real MessageChannel (what the worker thread uses). */
+const open: Array<() => void> = [];
+afterEach(() => {
+  for (const close of open.splice(0)) close();
+});
+
+function connect(backend: HttpBackend, events = true) {
+  const { port1, port2 } = new MessageChannel();
+  const posted: string[] = [];
+  const post = port1.postMessage.bind(port1);
+  port1.postMessage = (value: unknown) => {
+    posted.push((value as { type: string }).type);
+    post(value);
+  };
+  const stop = serveBackend(port1, backend);
+  open.push(() => {
+    stop();
+    port1.close();
+    port2.close();
+  });
+  return { remote: createRemoteBackend(port2, { events }), posted };
+}
+
+const usage: RunnerEvent = {
+  type: "usage",
+  usage: {
+    input: 3,
+    output: 2,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 5,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  },
+  totals: { input: 3, output: 2, cacheRead: 0, cacheWrite: 0, cost: 0, requests: 1 },
+};
+const runEnd: RunnerEvent = { type: "run_end", text: "hello", stopReason: "stop" };
+const later = () => new Promise((r) => setTimeout(r, 5));
+
+/** Records a reply's events and notices as strings, in order. */
+function recorder(events: PromptReply["events"]) {
+  const seen: string[] = [];
+  const reply: PromptReply = {
+    events,
+    onEvent: (e) => seen.push(e.type === "text_delta" ? `delta:${e.delta}` : e.type),
+    notice: (text) => seen.push(`notice:${text}`),
+  };
+  return { reply, seen };
+}
+
+/** A backend whose send hands the prompt's reply to the test, to play a run on it. */
+function scriptedBackend(result: SendResult) {
+  const sent: Array<{ threadId: string; message: HttpMessage }> = [];
+  let reply: PromptReply | undefined;
+  const backend: HttpBackend = {
+    async send(threadId, message) {
+      sent.push({ threadId, message });
+      if (message.type === "prompt") reply = message.reply;
+      return result;
+    },
+    thread: async (id) =>
+      id.startsWith("http:") ? { status: "known" } : { status: "invalid", reason: `bad ${id}` },
+    threads: async () => [],
+    readLog: async () => {
+      throw new Error("log unreadable");
+    },
+  };
+  return { backend, sent, reply: () => reply };
+}
+
+describe("HTTP backend across a message port", () => {
+  it("answers a plain prompt in one message once its run ends: result, usage and end together", async () => {
+    const script = scriptedBackend({ status: "queued", inboxId: "in-1", position: 0 });
+    const { remote, posted } = connect(script.backend);
+    const { reply, seen } = recorder("end");
+    let resolved = false;
+    const result = remote
+      .send("http:api:a", { type: "prompt", text: "hi", userId: "u", userName: "U", reply })
+      .then((r) => {
+        resolved = true;
+        return r;
+      });
+    await later();
+    expect(script.sent[0]).toMatchObject({
+      threadId: "http:api:a",
+      message: { type: "prompt", text: "hi", userId: "u", userName: "U" },
+    });
+    expect(script.reply()?.events).toBe("end");
+    expect(resolved).toBe(false); // the run has not ended: nothing has crossed yet
+    script.reply()?.onEvent(usage);
+    await later();
+    expect(posted).toEqual([]);
+    script.reply()?.onEvent(runEnd);
+    expect(await result).toEqual({ status: "queued", inboxId: "in-1", position: 0 });
+    expect(seen).toEqual(["usage", "run_end"]);
+    expect(posted).toEqual(["sent"]);
+  });
+
+  it("streams a prompt's events one by one after its result, in order", async () => {
+    const script = scriptedBackend({ status: "queued", inboxId: "in-2", position: 1 });
+    const { remote, posted } = connect(script.backend);
+    const { reply, seen } = recorder("all");
+    const result = await remote.send("http:api:b", {
+      type: "prompt",
+      text: "hi",
+      userId: "u",
+      userName: "U",
+      reply,
+    });
+    expect(result).toEqual({ status: "queued", inboxId: "in-2", position: 1 });
+    for (const delta of ["a", "b", "c"]) script.reply()?.onEvent({ type: "text_delta", delta });
+    script.reply()?.onEvent(runEnd);
+    script.reply()?.onEvent({ type: "text_delta", delta: "after the end" });
+    await later();
+    expect(seen).toEqual(["delta:a", "delta:b", "delta:c", "run_end"]);
+    expect(posted).toEqual(["sent", "reply", "reply", "reply", "reply", "reply"]);
+  });
+
+  it("hands a busy prompt's notice to its reply along with the busy result", async () => {
+    const backend: HttpBackend = {
+      ...scriptedBackend({ status: "busy", queued: 5 }).backend,
+      async send(_threadId, message) {
+        if (message.type === "prompt") message.reply?.notice("busy, 5 queued");
+        return { status: "busy", queued: 5 };
+      },
+    };
+    const { remote, posted } = connect(backend);
+    const { reply, seen } = recorder("end");
+    const result = await remote.send("http:api:c", {
+      type: "prompt",
+      text: "hi",
+      userId: "u",
+      userName: "U",
+      reply,
+    });
+    expect(result).toEqual({ status: "busy", queued: 5 });
+    expect(seen).toEqual(["notice:busy, 5 queued"]);
+    expect(posted).toEqual(["sent"]);
+  });
+
+  it("resolves a reply-less prompt's `synced` once it is on disk, and rejects when the sync failed", async () => {
+    let finish: (ok: boolean) => void = () => {};
+    const onDisk = new Promise<void>((resolve, reject) => {
+      finish = (ok) => (ok ? resolve() : reject(new Error("disk full")));
+    });
+    onDisk.catch(() => {});
+    const script = scriptedBackend({
+      status: "queued",
+      inboxId: "in-3",
+      position: 0,
+      synced: onDisk,
+    });
+    const { remote } = connect(script.backend);
+    const message = { type: "prompt", text: "x", userId: "u", userName: "U" } as const;
+    const first = await remote.send("http:api:d", message);
+    expect(first.status).toBe("queued");
+    const synced = first.status === "queued" ? first.synced : undefined;
+    expect(synced).toBeInstanceOf(Promise);
+    let done = false;
+    void synced?.then(() => {
+      done = true;
+    });
+    await later();
+    expect(done).toBe(false);
+    finish(true);
+    await synced;
+    expect(done).toBe(true);
+
+    const failing = new Promise<void>((_, reject) => setTimeout(() => reject(new Error("EIO")), 1));
+    failing.catch(() => {});
+    const second = await connect(
+      scriptedBackend({ status: "queued", inboxId: "in-4", position: 0, synced: failing }).backend,
+    ).remote.send("http:api:d", message);
+    await expect(second.status === "queued" ? second.synced : undefined).rejects.toThrow("EIO");
+  });
+
+  it("answers lookups, and a backend's failure rejects with its message", async () => {
+    const { remote } = connect(scriptedBackend({ status: "delivered" }).backend);
+    expect(await remote.thread("http:api:e")).toEqual({ status: "known" });
+    expect(await remote.thread("nope")).toEqual({ status: "invalid", reason: "bad nope" });
+    expect(await remote.threads()).toEqual([]);
+    await expect(remote.readLog("http:api:e")).rejects.toThrow("log unreadable");
+    expect(await remote.send("http:api:e", { type: "abort" })).toEqual({ status: "delivered" });
+  });
+
+  it("streams one thread's gateway events until unsubscribed", async () => {
+    const listeners = new Set<(event: OrchestratorEvent) => void>();
+    const local = createLocalBackend({
+      orchestrator: {
+        send: () => ({ status: "delivered" }),
+        status: () => {
+          throw new Error("unused");
+        },
+        threads: () => [],
+      },
+      store: { readLog: () => [], threadDir: (id) => `/nonexistent/${id}` },
+      subscribe: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    });
+    const { remote } = connect(local);
+    const seen: OrchestratorEvent[] = [];
+    const unsubscribe = remote.subscribe?.("http:api:f", (e) => seen.push(e));
+    await later();
+    expect(listeners.size).toBe(1);
+    for (const listener of listeners) {
+      listener({ type: "busy", threadId: "http:api:other", queued: 1 });
+      listener({ type: "busy", threadId: "http:api:f", queued: 2 });
+    }
+    await later();
+    expect(seen).toEqual([{ type: "busy", threadId: "http:api:f", queued: 2 }]);
+    unsubscribe?.();
+    await later();
+    expect(listeners.size).toBe(0);
+    expect(connect(local, false).remote.subscribe).toBeUndefined();
+  });
+});
+
+describe("local HTTP backend", () => {
+  it("checks thread ids and passes a plain answer only its usage and end", async () => {
+    const sent: unknown[] = [];
+    const local = createLocalBackend({
+      orchestrator: {
+        send: (_threadId, message) => {
+          sent.push(message);
+          if (message.type === "prompt") {
+            for (const e of [usage, { type: "text_delta", delta: "x" } as const, runEnd])
+              message.thread?.onEvent?.(e);
+          }
+          return { status: "queued", inboxId: "i", position: 0 };
+        },
+        status: (threadId) => ({
+          threadId,
+          state: "inactive",
+          queued: 0,
+          model: "m",
+          messages: 0,
+          contextTokens: 0,
+          contextWindow: 1,
+          compactions: 0,
+          cost: 0,
+          ...(threadId === "http:api:seen" ? { lastActivity: "2026-11-23T00:00:00Z" } : {}),
+        }),
+        threads: () => [],
+      },
+      store: { readLog: () => [], threadDir: (id) => `/nonexistent/${id}` },
+    });
+    expect(await local.thread("http:api:seen")).toEqual({ status: "known" });
+    expect(await local.thread("http:api:new")).toEqual({ status: "unknown" });
+    expect((await local.thread("no colon")).status).toBe("invalid");
+    const { reply, seen } = recorder("end");
+    await local.send("http:api:x", {
+      type: "prompt",
+      text: "t",
+      userId: "u",
+      userName: "U",
+      reply,
+    });
+    expect(seen).toEqual(["usage", "run_end"]);
+    expect(sent[0]).toMatchObject({ type: "prompt", text: "t", deferSync: true });
+  });
+});
