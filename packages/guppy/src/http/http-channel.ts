@@ -17,7 +17,13 @@ const STOP_TIMEOUT_MS = 10_000;
  * calls on the orchestrator come back here as messages (backend-rpc.ts). Threads
  * `http:<user>:<thread>`.
  */
-export function createHttpChannel(): GatewayChannel {
+export function createHttpChannel(
+  options: {
+    /** The worker's module (tests: a stand-in); default http-worker.js beside this file. */
+    workerUrl?: URL;
+  } = {},
+): GatewayChannel {
+  const workerUrl = options.workerUrl ?? new URL("./http-worker.js", import.meta.url);
   let current: RunningWorker | undefined;
   let stopping = false;
   return {
@@ -60,14 +66,14 @@ export function createHttpChannel(): GatewayChannel {
           return;
         }
         logger.error("The HTTP API worker exited; starting it again", { code });
-        startWorker(backend, data, logger, onExit).then(
+        startWorker(workerUrl, backend, data, logger, onExit).then(
           (worker) => {
             current = worker;
           },
           (error: Error) => logger.error(`The HTTP API did not restart: ${error.message}`),
         );
       };
-      current = await startWorker(backend, data, logger, onExit);
+      current = await startWorker(workerUrl, backend, data, logger, onExit);
       // A restarted worker listens on the same port, even when the first one chose it.
       data.port = current.port;
       const host = current.address.includes(":") ? `[${current.address}]` : current.address;
@@ -92,6 +98,7 @@ interface RunningWorker {
 
 /** Starts the worker and resolves once it listens (rejects with its one-line reason). */
 function startWorker(
+  url: URL,
   backend: HttpBackend,
   data: Omit<HttpWorkerData, "backend">,
   logger: Logger,
@@ -100,14 +107,17 @@ function startWorker(
   const { port1, port2 } = new MessageChannel();
   const workerData: HttpWorkerData = { ...data, backend: port2 };
   // No execArgv: preloads given to the gateway (--import, --require) are not the worker's.
-  const worker = new Worker(new URL("./http-worker.js", import.meta.url), {
+  const worker = new Worker(url, {
     workerData,
     transferList: [port2],
     execArgv: [],
   });
   const stopServing = serveBackend(port1, backend);
   let stopped: (() => void) | undefined;
+  let exited = false;
   const release = () => {
+    exited = true;
+    stopped?.();
     stopServing();
     port1.close();
   };
@@ -121,6 +131,8 @@ function startWorker(
             address: report.address,
             port: report.port,
             async stop() {
+              if (exited) return;
+              // Resolved by the worker's "stopped", or by its exit.
               const done = new Promise<void>((r) => {
                 stopped = r;
               });
