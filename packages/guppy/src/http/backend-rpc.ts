@@ -14,7 +14,7 @@ import type {
  * calls `createRemoteBackend`, the main thread answers with `serveBackend` over the real
  * orchestrator. Every call is one message each way — a plain chat answer too: its result comes
  * back with the run's usage and end, once the run is over; a streamed one gets a message per
- * runner event.
+ * runner event. What either side posts in one turn of its event loop crosses as one batch.
  */
 
 /** A prompt as it crosses: the reply's listener stays in the worker, only what it wants goes. */
@@ -53,17 +53,32 @@ export type BackendReply =
 
 type Port = Pick<MessagePort, "postMessage" | "on" | "off">;
 
+/**
+ * Posts what one turn of the event loop sends as one message (an array): every message wakes
+ * the other thread, and under load many runs end, and many requests arrive, in the same turn.
+ */
+function batchedPoster<T>(port: Port): (message: T) => void {
+  let batch: T[] = [];
+  const flush = () => {
+    const out = batch;
+    batch = [];
+    try {
+      port.postMessage(out);
+    } catch {
+      // Not cloneable as is (an event holding a class instance): its JSON form is.
+      port.postMessage(JSON.parse(JSON.stringify(out)) as T[]);
+    }
+  };
+  return (message) => {
+    if (batch.length === 0) setImmediate(flush);
+    batch.push(message);
+  };
+}
+
 /** Answers a remote backend's calls on `port` with `backend`; returns a function that stops. */
 export function serveBackend(port: Port, backend: HttpBackend): () => void {
   const subscriptions = new Map<number, () => void>();
-  const post = (reply: BackendReply) => {
-    try {
-      port.postMessage(reply);
-    } catch {
-      // Not cloneable as is (an event holding a class instance): its JSON form is.
-      port.postMessage(JSON.parse(JSON.stringify(reply)) as BackendReply);
-    }
-  };
+  const post = batchedPoster<BackendReply>(port);
   const failed = (call: number) => (error: unknown) =>
     post({ type: "failed", call, message: error instanceof Error ? error.message : String(error) });
 
@@ -127,9 +142,12 @@ export function serveBackend(port: Port, backend: HttpBackend): () => void {
         return;
     }
   };
-  port.on("message", onRequest);
+  const onBatch = (batch: BackendRequest[]) => {
+    for (const request of batch) onRequest(request);
+  };
+  port.on("message", onBatch);
   return () => {
-    port.off("message", onRequest);
+    port.off("message", onBatch);
     for (const unsubscribe of subscriptions.values()) unsubscribe();
     subscriptions.clear();
   };
@@ -194,7 +212,8 @@ export function createRemoteBackend(port: Port, options: { events: boolean }): H
     else target?.onEvent(outcome.event);
   };
 
-  port.on("message", (reply: BackendReply) => {
+  const postRequest = batchedPoster<BackendRequest>(port);
+  const onReply = (reply: BackendReply) => {
     switch (reply.type) {
       case "sent":
         for (const outcome of reply.outcomes) deliver(reply.call, outcome);
@@ -216,6 +235,9 @@ export function createRemoteBackend(port: Port, options: { events: boolean }): H
       default:
         answer(reply);
     }
+  };
+  port.on("message", (batch: BackendReply[]) => {
+    for (const reply of batch) onReply(reply);
   });
 
   /** Posts a request and resolves with its answer (rejects on "failed"). */
@@ -229,7 +251,7 @@ export function createRemoteBackend(port: Port, options: { events: boolean }): H
         else if (reply.type === "failed") reject(new Error(reply.message));
         else reject(new Error(`expected a "${expect}" answer, got "${reply.type}"`));
       });
-      port.postMessage(request);
+      postRequest(request);
     });
 
   return {
@@ -279,10 +301,10 @@ export function createRemoteBackend(port: Port, options: { events: boolean }): H
           subscribe(threadId: string, listener: (event: OrchestratorEvent) => void) {
             const call = next++;
             streams.set(call, listener);
-            port.postMessage({ type: "subscribe", call, threadId } satisfies BackendRequest);
+            postRequest({ type: "subscribe", call, threadId });
             return () => {
               streams.delete(call);
-              port.postMessage({ type: "unsubscribe", call } satisfies BackendRequest);
+              postRequest({ type: "unsubscribe", call });
             };
           },
         }
