@@ -47,6 +47,15 @@ const usage: RunnerEvent = {
 const runEnd: RunnerEvent = { type: "run_end", text: "hello", stopReason: "stop" };
 const later = () => new Promise((r) => setTimeout(r, 5));
 
+/** A prompt from user "U", its run's events going to `reply`. */
+const prompt = (reply: PromptReply): HttpMessage => ({
+  type: "prompt",
+  text: "hi",
+  userId: "u",
+  userName: "U",
+  reply,
+});
+
 /** Records a reply's events and notices as strings, in order. */
 function recorder(events: PromptReply["events"]) {
   const seen: string[] = [];
@@ -84,12 +93,10 @@ describe("HTTP backend across a message port", () => {
     const { remote, posted } = connect(script.backend);
     const { reply, seen } = recorder("end");
     let resolved = false;
-    const result = remote
-      .send("http:api:a", { type: "prompt", text: "hi", userId: "u", userName: "U", reply })
-      .then((r) => {
-        resolved = true;
-        return r;
-      });
+    const result = remote.send("http:api:a", prompt(reply)).then((r) => {
+      resolved = true;
+      return r;
+    });
     await later();
     expect(script.sent[0]).toMatchObject({
       threadId: "http:api:a",
@@ -110,13 +117,7 @@ describe("HTTP backend across a message port", () => {
     const script = scriptedBackend({ status: "queued", inboxId: "in-2", position: 1 });
     const { remote, posted } = connect(script.backend);
     const { reply, seen } = recorder("all");
-    const result = await remote.send("http:api:b", {
-      type: "prompt",
-      text: "hi",
-      userId: "u",
-      userName: "U",
-      reply,
-    });
+    const result = await remote.send("http:api:b", prompt(reply));
     expect(result).toEqual({ status: "queued", inboxId: "in-2", position: 1 });
     for (const delta of ["a", "b", "c"]) script.reply()?.onEvent({ type: "text_delta", delta });
     script.reply()?.onEvent(runEnd);
@@ -138,13 +139,7 @@ describe("HTTP backend across a message port", () => {
     };
     const { remote, posted } = connect(backend);
     const { reply, seen } = recorder("end");
-    const result = await remote.send("http:api:c", {
-      type: "prompt",
-      text: "hi",
-      userId: "u",
-      userName: "U",
-      reply,
-    });
+    const result = await remote.send("http:api:c", prompt(reply));
     expect(result).toEqual({ status: "busy", queued: 5 });
     expect(seen).toEqual(["notice:busy, 5 queued"]);
     expect(posted).toEqual(["sent"]);
