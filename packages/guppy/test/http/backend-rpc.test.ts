@@ -46,6 +46,10 @@ const usage: RunnerEvent = {
 };
 const runEnd: RunnerEvent = { type: "run_end", text: "hello", stopReason: "stop" };
 const later = () => new Promise((r) => setTimeout(r, 5));
+/** Waits for what crosses the port (a loaded machine may take a while), 5 s at most. */
+async function until(check: () => boolean): Promise<void> {
+  for (let waited = 0; !check() && waited < 5000; waited += 5) await later();
+}
 
 /** A prompt from user "U", its run's events going to `reply`. */
 const prompt = (reply: PromptReply): HttpMessage => ({
@@ -97,7 +101,7 @@ describe("HTTP backend across a message port", () => {
       resolved = true;
       return r;
     });
-    await later();
+    await until(() => script.sent.length === 1);
     expect(script.sent[0]).toMatchObject({
       threadId: "http:api:a",
       message: { type: "prompt", text: "hi", userId: "u", userName: "U" },
@@ -122,7 +126,7 @@ describe("HTTP backend across a message port", () => {
     for (const delta of ["a", "b", "c"]) script.reply()?.onEvent({ type: "text_delta", delta });
     script.reply()?.onEvent(runEnd);
     script.reply()?.onEvent({ type: "text_delta", delta: "after the end" });
-    await later();
+    await until(() => seen.length >= 4);
     expect(seen).toEqual(["delta:a", "delta:b", "delta:c", "run_end"]);
     // What the run sent in one turn crossed as one batch (the delta after the end is dropped
     // by the worker's side: the reply is done).
@@ -209,16 +213,16 @@ describe("HTTP backend across a message port", () => {
     const { remote } = connect(local);
     const seen: OrchestratorEvent[] = [];
     const unsubscribe = remote.subscribe?.("http:api:f", (e) => seen.push(e));
-    await later();
+    await until(() => listeners.size === 1);
     expect(listeners.size).toBe(1);
     for (const listener of listeners) {
       listener({ type: "busy", threadId: "http:api:other", queued: 1 });
       listener({ type: "busy", threadId: "http:api:f", queued: 2 });
     }
-    await later();
+    await until(() => seen.length > 0);
     expect(seen).toEqual([{ type: "busy", threadId: "http:api:f", queued: 2 }]);
     unsubscribe?.();
-    await later();
+    await until(() => listeners.size === 0);
     expect(listeners.size).toBe(0);
     expect(connect(local, false).remote.subscribe).toBeUndefined();
   });
