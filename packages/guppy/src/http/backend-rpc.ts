@@ -96,21 +96,14 @@ export function serveBackend(port: Port, backend: HttpBackend): () => void {
           local = relay ? { ...rest, reply: relay.reply } : rest;
         }
         backend.send(request.threadId, local).then((result) => {
-          if (result.status !== "queued") {
-            if (relay) relay.sent(result);
-            else post({ type: "sent", call, result, outcomes: [] });
-            return;
-          }
-          const { synced, ...rest } = result;
-          const wire = { ...rest, deferred: synced !== undefined };
+          const { wire, synced } = splitResult(result);
           if (relay) relay.sent(wire);
           else post({ type: "sent", call, result: wire, outcomes: [] });
-          if (!synced) return;
-          // Without a listener the worker never hears of it; a failed sync is logged by core.
+          // Only a caller that waits for the disk hears of it (core logs a failed sync).
+          if (!synced || !request.synced) return;
           synced.then(
-            () => request.synced && post({ type: "synced", call }),
-            (error: unknown) =>
-              request.synced && post({ type: "synced", call, error: String(error) }),
+            () => post({ type: "synced", call }),
+            (error: unknown) => post({ type: "synced", call, error: String(error) }),
           );
         }, failed(call));
         return;
@@ -151,6 +144,13 @@ export function serveBackend(port: Port, backend: HttpBackend): () => void {
     for (const unsubscribe of subscriptions.values()) unsubscribe();
     subscriptions.clear();
   };
+}
+
+/** A SendResult as it crosses, and its `synced` promise, which cannot. */
+function splitResult(result: SendResult): { wire: WireSendResult; synced?: Promise<void> } {
+  if (result.status !== "queued") return { wire: result };
+  const { synced, ...rest } = result;
+  return { wire: { ...rest, deferred: synced !== undefined }, ...(synced ? { synced } : {}) };
 }
 
 interface Relay {
