@@ -17,12 +17,12 @@
 //        runners with pi-ai's faux provider and no HTTP — the runtime's own cost;
 //    and the file-system floor: the appends and reads one prompt needs, timed alone.
 //    The client runs on the same machine: on 2 cores it competes with the gateway for CPU.
-//  - RSS per idle deactivated thread (target ≤ 5 KB): through HTTP, RSS growth over batches of
-//    4,000 more one-message threads once all are deactivated (GUPPY_IDLE_TIMEOUT_SECONDS=2),
-//    divided by 4,000 — the last batch, once the heap has grown to the working set of the runners
-//    active at once (RSS moves in allocator-sized steps, so this is coarse); the same gateway's
-//    heap after a full GC (a heap snapshot on SIGUSR2) before and after one more batch; in process
-//    after GC (idle-threads-probe.mjs), heap and RSS
+//  - RSS per idle deactivated thread (target ≤ 5 KB): through HTTP, batches of 4,000 more
+//    one-message threads, each left to deactivate (GUPPY_IDLE_TIMEOUT_SECONDS=2); after each the
+//    gateway runs full GCs and reports its RSS and heap (gc-signal-preload.mjs). The figure is
+//    the growth over the last three batches divided by 12,000 — the first grows the heap to the
+//    working set of the ~3,000 runners active at once. In process after GC
+//    (idle-threads-probe.mjs), heap and RSS
 // Needs a build (npm run build). Prints figures; never fails on a timing.
 import { execFileSync, spawn } from "node:child_process";
 import {
@@ -31,7 +31,6 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
-  readdirSync,
   readFileSync,
   readSync,
   rmSync,
@@ -102,14 +101,13 @@ const freePort = async () => {
 
 /**
  * Starts `guppy serve`; with `fauxInside` the faux LLM answers inside the gateway process.
- * `node` adds options for node itself; `cwd` is where the gateway runs (heap snapshots go there).
+ * `node` adds options for node itself (before the script).
  */
-async function startServe(home, extra = {}, fauxInside = false, { node = [], cwd } = {}) {
+async function startServe(home, extra = {}, fauxInside = false, { node = [] } = {}) {
   const port = await freePort();
   const t0 = performance.now();
   const argv = fauxInside ? ["--import", fauxPreload, unbundled, "serve"] : [bin, "serve"];
   const child = spawn(process.execPath, [...node, ...argv], {
-    cwd,
     env: {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -345,21 +343,47 @@ try {
     `file-system floor    ${floor.perPrompt.toFixed(3)} ms per prompt for its appends and read alone = ${((floor.perPrompt * THREADS * MESSAGES) / ideal).toFixed(2)}× ideal on one thread; creating a file ${floor.perCreate.toFixed(3)} ms`,
   );
 
-  // 3. RSS per idle deactivated thread.
-  const snapshots = newHome();
+  // 3. RSS per idle deactivated thread, through HTTP: the gateway (the bundle, as users run it)
+  // measures itself after full GCs on SIGUSR2 (gc-signal-preload.mjs) — RSS read without a GC
+  // holds the load's garbage and pages V8 keeps committed, which moves by tens of MB from one
+  // read to the next.
+  const gcReport = join(newHome(), "gc.jsonl");
   const s = await startServe(
     newHome(),
-    { GUPPY_MAX_CONCURRENT: String(CONCURRENT), GUPPY_IDLE_TIMEOUT_SECONDS: "2" },
+    {
+      GUPPY_MAX_CONCURRENT: String(CONCURRENT),
+      GUPPY_IDLE_TIMEOUT_SECONDS: "2",
+      BENCH_GC_REPORT: gcReport,
+    },
     false,
-    { node: ["--heapsnapshot-signal=SIGUSR2"], cwd: snapshots },
+    {
+      node: [
+        "--expose-gc",
+        "--import",
+        fileURLToPath(new URL("./gc-signal-preload.mjs", import.meta.url)),
+      ],
+    },
   );
+  /** RSS and heap (bytes) after full GCs, and RSS just before them. */
+  const measureAfterGc = async () => {
+    const rssBefore = rssMb(s.child.pid);
+    const lines = () => (existsSync(gcReport) ? readFileSync(gcReport, "utf8").split("\n") : []);
+    const seen = lines().length;
+    s.child.kill("SIGUSR2");
+    for (;;) {
+      await sleep(50);
+      const now = lines();
+      if (now.length > seen) return { rssBefore, ...JSON.parse(now[now.length - 2]) };
+    }
+  };
   const client = createHttpLoadClient(s.port);
   await Promise.all(Array.from({ length: 64 }, (_, i) => ask(client, s.token, `warm${i}`, "warm")));
   await sleep(3500);
   // Batches of 4,000 one-message threads, each left to deactivate. The first batch grows the
-  // heap to hold the ~3,000 runners active at once at this rate (V8 does not give that memory
-  // back); the later ones show what idle threads add once the heap has its working size.
+  // heap to hold the ~3,000 runners active at once at this rate (V8 keeps that memory); the
+  // later ones show what idle threads add once the heap has its working size.
   const EXTRA = 4000;
+  const BATCHES = 4;
   const batchOfIdleThreads = async (batch) => {
     await Promise.all(
       Array.from({ length: 200 }, async (_, w) => {
@@ -369,46 +393,19 @@ try {
     );
     await sleep(3500); // every actor deactivates (GUPPY_IDLE_TIMEOUT_SECONDS=2)
   };
-  const rss = [rssMb(s.child.pid)];
-  for (let batch = 0; batch < 3; batch++) {
+  const m = [await measureAfterGc()];
+  for (let batch = 0; batch < BATCHES; batch++) {
     await batchOfIdleThreads(batch);
-    rss.push(rssMb(s.child.pid));
+    m.push(await measureAfterGc());
   }
-  const perThread = (from, to) => (((rss[to] - rss[from]) * 1024) / EXTRA).toFixed(2);
+  const threads = (BATCHES - 1) * EXTRA;
+  const per = (key) => ((m[BATCHES][key] - m[1][key]) / 1024 / threads).toFixed(2);
+  const mb = (key, scale = 2 ** 20) => m.map((x) => (x[key] / scale).toFixed(1)).join(" → ");
   console.log(
-    `idle threads         RSS ${rss.map((r) => r.toFixed(1)).join(" → ")} MB after each ${EXTRA} more deactivated threads: ${perThread(2, 3)} KB/thread over the last ${EXTRA} (target ≤ 5 KB; ${perThread(0, 1)} KB over the first, the heap's growth to the active runners' working set)`,
+    `idle threads         RSS after GC ${mb("rss")} MB after each ${EXTRA} more deactivated threads: ${per("rss")} KB/thread over the last ${threads} (target ≤ 5 KB)`,
   );
-  // RSS moves in allocator-sized steps and holds garbage not yet collected: the gateway's heap
-  // after a full GC (node writes a heap snapshot on SIGUSR2, collecting first), before and after
-  // one more batch.
-  const heapAfterGc = async () => {
-    const before = new Set(readdirSync(snapshots));
-    s.child.kill("SIGUSR2");
-    for (;;) {
-      await sleep(250);
-      const file = readdirSync(snapshots).find(
-        (f) => !before.has(f) && f.endsWith(".heapsnapshot"),
-      );
-      if (!file) continue;
-      let snapshot;
-      try {
-        snapshot = JSON.parse(readFileSync(join(snapshots, file), "utf8"));
-      } catch {
-        continue; // still being written
-      }
-      rmSync(join(snapshots, file));
-      const fields = snapshot.snapshot.meta.node_fields;
-      const at = fields.indexOf("self_size");
-      let bytes = 0;
-      for (let i = at; i < snapshot.nodes.length; i += fields.length) bytes += snapshot.nodes[i];
-      return bytes;
-    }
-  };
-  const heapBefore = await heapAfterGc();
-  await batchOfIdleThreads(3);
-  const heapAfter = await heapAfterGc();
   console.log(
-    `                     heap after GC ${(heapBefore / 2 ** 20).toFixed(1)} → ${(heapAfter / 2 ** 20).toFixed(1)} MB over ${EXTRA} more: ${((heapAfter - heapBefore) / 1024 / EXTRA).toFixed(2)} KB/thread through HTTP`,
+    `                     heap after GC ${mb("heapUsed")} MB: ${per("heapUsed")} KB/thread; RSS before each GC ${mb("rssBefore", 1)} MB (the load's garbage, not yet collected)`,
   );
   client.close();
   await s.stop();
