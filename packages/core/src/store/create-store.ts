@@ -51,7 +51,10 @@ export interface Store {
    * inactive thread). Rejects when they cannot be created; the run then reports the same error.
    */
   openFiles(threadId: string): Promise<void>;
-  /** Closes the thread's files kept open between appends (its actor went idle). */
+  /**
+   * Closes the thread's files kept open between appends and forgets what it knew of them (its
+   * actor went idle): the next `openFiles` creates its directory again if it was removed.
+   */
   closeFiles(threadId: string): void;
 }
 
@@ -103,6 +106,20 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     ensure(paths.dir);
     return paths[name];
   };
+  /**
+   * Appends to the thread's file. When its directory is gone (removed by hand to reset the
+   * thread, while it ran), it is made again and the lines go to a new file, not nowhere.
+   */
+  const append = (threadId: string, name: "log" | "context", records: readonly unknown[]) => {
+    const path = file(threadId, name);
+    try {
+      return appendLines(path, records);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      ensured.delete(pathsOf(threadId).dir);
+      return appendLines(file(threadId, name), records);
+    }
+  };
 
   return {
     home,
@@ -114,7 +131,7 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     artifactsDir: (threadId) => ensure(join(threadDir(threadId), "artifacts")),
 
     appendLog(threadId, entry) {
-      const bytes = appendLines(file(threadId, "log"), [entry]);
+      const bytes = append(threadId, "log", [entry]);
       const mirror = logMirrors.get(threadId);
       if (mirror === undefined) return;
       if (mirror.records.length >= MAX_MIRRORED) logMirrors.delete(threadId);
@@ -143,7 +160,7 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       return readJsonl(pathsOf(threadId).context, logger, isAgentMessage);
     },
     appendContext(threadId, messages) {
-      appendLines(file(threadId, "context"), messages);
+      append(threadId, "context", messages);
     },
     saveContext(threadId, messages) {
       const path = file(threadId, "context");
@@ -167,9 +184,15 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     },
     closeFiles(threadId) {
       logMirrors.delete(threadId);
-      const { log, context } = pathsOf(threadId);
+      const { dir, log, context } = pathsOf(threadId);
       forgetAppendState(log);
       forgetAppendState(context);
+      // An idle thread keeps nothing here: its next run looks for its directory again (a user
+      // may remove it to reset the thread), and a gateway that has seen many threads does not
+      // hold their paths.
+      ensured.delete(dir);
+      ensured.delete(join(dir, "artifacts"));
+      threadPaths.delete(threadId);
     },
     listThreads() {
       const out: string[] = [];

@@ -316,6 +316,23 @@ describe("orchestrator (faux provider)", () => {
     expect(store.loadContext(id)).toHaveLength(4);
   });
 
+  it("starts an idle thread afresh when its directory was deleted while it was inactive", async () => {
+    const o = make({ idleTimeoutMs: 40, createRunner: (id) => runnerFor(id, { tools: [] }) });
+    await o.start();
+    const t = recordingHandle("test:c:removed");
+    const id = t.handle.threadId;
+    o.send(id, { type: "prompt", text: "first", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    await until(() => o.status(id).state === "inactive");
+    // The user resets the thread by hand: its directory goes, files and all.
+    rmSync(store.threadDir(id), { recursive: true });
+    o.send(id, { type: "prompt", text: "second", thread: t.handle });
+    await until(() => t.finals().length === 2);
+    expect(t.finals()[1]).toMatchObject({ stopReason: "stop", text: "re: second" });
+    expect(store.loadContext(id)).toHaveLength(2);
+    expect(store.readLog(id).map((e) => e.text)).toEqual(["second", "re: second"]);
+  });
+
   it("limits running agents globally and serves waiting threads first come, first served", async () => {
     const o = make({ maxConcurrent: 1 });
     const starts: string[] = [];

@@ -70,6 +70,21 @@ describe("store", () => {
     expect(store.loadContext(id)).toHaveLength(1);
   });
 
+  it("makes a thread's directory again when it is removed while its files are open or closed", async () => {
+    const store = createStore({ home });
+    const id = "test:c:reset";
+    await store.openFiles(id);
+    store.appendContext(id, [user("one")]);
+    // Removed mid-run (the files are open): the next appends go to new files at the path.
+    rmSync(store.threadDir(id), { recursive: true });
+    store.appendContext(id, [user("two")]);
+    expect(store.loadContext(id)).toEqual([user("two")]);
+    store.closeFiles(id);
+    // Removed while idle: opening the files for the next run makes the directory again.
+    rmSync(store.threadDir(id), { recursive: true });
+    await store.openFiles(id);
+    expect(readdirSync(store.threadDir(id)).sort()).toEqual(["context.jsonl", "log.jsonl"]);
+  });
   it("reads its own appends after a tail read from memory, and the file when another writer added lines", async () => {
     const store = createStore({ home });
     const id = "test:c:tail";
