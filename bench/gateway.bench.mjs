@@ -367,13 +367,17 @@ try {
   /** RSS and heap (bytes) after full GCs, and RSS just before them. */
   const measureAfterGc = async () => {
     const rssBefore = rssMb(s.child.pid);
-    const lines = () => (existsSync(gcReport) ? readFileSync(gcReport, "utf8").split("\n") : []);
+    /** The report's whole lines (one being written may not have its newline yet). */
+    const lines = () => {
+      const text = existsSync(gcReport) ? readFileSync(gcReport, "utf8") : "";
+      return text.split("\n").slice(0, -1);
+    };
     const seen = lines().length;
     s.child.kill("SIGUSR2");
     for (;;) {
       await sleep(50);
       const now = lines();
-      if (now.length > seen) return { rssBefore, ...JSON.parse(now[now.length - 2]) };
+      if (now.length > seen) return { rssBefore, ...JSON.parse(now[now.length - 1]) };
     }
   };
   const client = createHttpLoadClient(s.port);
