@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -41,6 +41,39 @@ describe("turn-batched writer", () => {
     writer.flushSync();
     expect(readFileSync(path, "utf8")).toBe("one\ntwo\n");
     expect(errors).toEqual([]);
+  });
+
+  it("follows its path when the file is moved away or removed, its directory too", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "guppy-tbw-"));
+    dirs.push(dir);
+    const path = join(dir, "logs", "gateway.log");
+    const errors: unknown[] = [];
+    mkdirSync(join(dir, "logs"));
+    const writer = createLogFileWriter(path, (e) => errors.push(e), { checkEveryMs: 0 });
+    writer.write("one\n");
+    writer.flushSync();
+    renameSync(path, `${path}.1`); // logrotate
+    writer.write("two\n");
+    writer.flushSync();
+    expect(readFileSync(`${path}.1`, "utf8")).toBe("one\n");
+    expect(readFileSync(path, "utf8")).toBe("two\n");
+    rmSync(join(dir, "logs"), { recursive: true }); // cleared by hand
+    writer.write("three\n");
+    writer.flushSync();
+    expect(readFileSync(path, "utf8")).toBe("three\n");
+    expect(errors).toEqual([]);
+  });
+
+  it("looks at its path at most once per interval", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "guppy-tbw-"));
+    dirs.push(dir);
+    const path = join(dir, "gateway.log");
+    const writer = createLogFileWriter(path, () => {}, { checkEveryMs: 60_000 });
+    renameSync(path, `${path}.1`);
+    writer.write("still the open file\n");
+    writer.flushSync();
+    expect(readFileSync(`${path}.1`, "utf8")).toBe("still the open file\n");
+    expect(existsSync(path)).toBe(false);
   });
 
   it.runIf(existsSync("/dev/full"))("reports a failing write once and keeps going", async () => {
