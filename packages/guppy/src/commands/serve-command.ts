@@ -15,7 +15,7 @@ import { loadCliConfig } from "./load-cli-config.js";
 
 /**
  * `guppy serve`: the long-running gateway. Starts the orchestrator, every configured channel
- * (configured-channels.ts) and replays the durable inbox; on SIGINT/SIGTERM stops accepting,
+ * (configured-channels.ts) and replays the durable inbox; on SIGINT/SIGTERM/SIGHUP stops accepting,
  * lets running turns finish for GUPPY_SHUTDOWN_GRACE_SECONDS, aborts what is left (context
  * saved) and exits 0.
  */
@@ -85,12 +85,15 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     maxConcurrent: config.maxConcurrent,
   });
 
+  // SIGHUP: the terminal it ran in was closed (node's default would end it mid-run).
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
-    process.once("SIGTERM", () => resolve("SIGTERM"));
+    for (const name of STOP_SIGNALS) process.once(name, () => resolve(name));
   });
   return shutdown(signal, config, channels, orchestrator, gw);
 }
+
+/** The signals that stop the gateway gracefully; a second SIGINT or SIGTERM stops it at once. */
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 async function shutdown(
   signal: NodeJS.Signals,
@@ -112,6 +115,9 @@ async function shutdown(
   };
   process.once("SIGINT", again);
   process.once("SIGTERM", again);
+  // A closed terminal may send SIGHUP twice (the kernel, then the shell to its jobs): it never
+  // cuts the drain short, and without a listener node would end the process.
+  process.on("SIGHUP", () => {});
   // Stop accepting first (the orchestrator refuses new prompts at once), then drain.
   const drained = orchestrator.shutdown(graceMs);
   const stopped = Promise.allSettled(channels.map((c) => c.stop()));

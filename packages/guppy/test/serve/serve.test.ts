@@ -345,32 +345,41 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     expect(third.stdout()).not.toMatch(/replaying|reporting/);
   }, 40_000);
 
-  it("drains on SIGTERM: refuses new work, lets the running turn answer, exits 0", async () => {
-    const dir = home();
-    const s = await serve(dir, { GUPPY_SHUTDOWN_GRACE_SECONDS: "20" });
-    const openai = client(s);
-    const pending = openai.chat.completions.create(
-      { model: "m", messages: [{ role: "user", content: "run-bash sleep 1.5; echo drained-ok" }] },
-      { headers: { "X-Guppy-Thread": "drain" } },
-    );
-    await waitFor(() => (s.stdout().includes("tool bash") ? true : undefined));
-    s.child.kill("SIGTERM");
-    await waitFor(() => (s.stdout().includes("SIGTERM: shutting down") ? true : undefined));
-    const late = await s
-      .api("/v1/threads/http:api:late/messages", {
-        method: "POST",
-        body: JSON.stringify({ text: "too late" }),
-      })
-      .catch(() => undefined);
-    if (late) expect(late.status).toBe(503);
-    const answer = await pending;
-    expect(answer.choices[0]?.message.content).toBe("Tool said: drained-ok");
-    expect(await s.exited).toBe(0);
-    expect(s.stdout()).toMatch(/stopped \(1 run/);
-    const log = readFileSync(join(dir, "logs", "gateway.log"), "utf8")
-      .trim()
-      .split("\n");
-    expect(log.every((line) => JSON.parse(line).level >= 10)).toBe(true);
-    expect(log.some((line) => JSON.parse(line).msg === "shutdown complete")).toBe(true);
-  }, 30_000);
+  it.each(["SIGTERM", "SIGHUP"] as const)(
+    "drains on %s: refuses new work, lets the running turn answer, exits 0",
+    async (signal) => {
+      const dir = home();
+      const s = await serve(dir, { GUPPY_SHUTDOWN_GRACE_SECONDS: "20" });
+      const openai = client(s);
+      const pending = openai.chat.completions.create(
+        {
+          model: "m",
+          messages: [{ role: "user", content: "run-bash sleep 1.5; echo drained-ok" }],
+        },
+        { headers: { "X-Guppy-Thread": "drain" } },
+      );
+      await waitFor(() => (s.stdout().includes("tool bash") ? true : undefined));
+      s.child.kill(signal);
+      await waitFor(() => (s.stdout().includes(`${signal}: shutting down`) ? true : undefined));
+      // A closed terminal may hang up twice: the drain goes on.
+      if (signal === "SIGHUP") s.child.kill("SIGHUP");
+      const late = await s
+        .api("/v1/threads/http:api:late/messages", {
+          method: "POST",
+          body: JSON.stringify({ text: "too late" }),
+        })
+        .catch(() => undefined);
+      if (late) expect(late.status).toBe(503);
+      const answer = await pending;
+      expect(answer.choices[0]?.message.content).toBe("Tool said: drained-ok");
+      expect(await s.exited).toBe(0);
+      expect(s.stdout()).toMatch(/stopped \(1 run/);
+      const log = readFileSync(join(dir, "logs", "gateway.log"), "utf8")
+        .trim()
+        .split("\n");
+      expect(log.every((line) => JSON.parse(line).level >= 10)).toBe(true);
+      expect(log.some((line) => JSON.parse(line).msg === "shutdown complete")).toBe(true);
+    },
+    30_000,
+  );
 });
