@@ -11,6 +11,8 @@ export interface GatewayLogger {
   event(event: OrchestratorEvent): void;
   /** A readable line on the terminal only (startup banner, shutdown progress). */
   say(text: string): void;
+  /** The terminal went away (its pipe closed, it hung up): from now on lines go to the file only. */
+  terminalClosed(reason: string): void;
   readonly path: string;
   flush(): void;
 }
@@ -37,9 +39,11 @@ export function createGatewayLogger(options: {
     }
     return stampText;
   };
-  const terminal = createTurnBatchedWriter(
-    options.write ?? ((lines: string) => process.stdout.write(lines)),
-  );
+  const writeTerminal = options.write ?? ((lines: string) => process.stdout.write(lines));
+  let terminalOpen = true;
+  const terminal = createTurnBatchedWriter((lines) => {
+    if (terminalOpen) writeTerminal(lines);
+  });
   const say = (text: string) => {
     terminal.write(`${stamp()} ${text}\n`);
   };
@@ -73,6 +77,14 @@ export function createGatewayLogger(options: {
       if (line === undefined) return;
       file.info({ event: eventFields(event) }, line);
       say(`${event.threadId}  ${line}`);
+    },
+    terminalClosed(reason) {
+      if (!terminalOpen) return;
+      terminalOpen = false;
+      file.warn(
+        { reason },
+        `The terminal is gone: guppy serve keeps running and logs to ${path} only`,
+      );
     },
     flush() {
       terminal.flushSync();

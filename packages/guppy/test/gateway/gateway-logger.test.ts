@@ -44,4 +44,27 @@ describe("gateway logger", () => {
       position: 0,
     });
   });
+
+  it("writes no more terminal lines once the terminal is gone, and says so in the file once", async () => {
+    const home = mkdtempSync(join(tmpdir(), "guppy-gwlog-"));
+    homes.push(home);
+    const writes: string[] = [];
+    const gw = createGatewayLogger({ home, debug: false, write: (lines) => writes.push(lines) });
+    gw.say("before");
+    gw.flush();
+    gw.terminalClosed("EPIPE");
+    gw.terminalClosed("EPIPE");
+    gw.event({ type: "activated", threadId: "http:api:a" });
+    gw.say("after");
+    gw.flush();
+    expect(writes.join("")).toMatch(/before\n$/);
+    const messages = readFileSync(gw.path, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l).msg);
+    expect(messages).toEqual([
+      `The terminal is gone: guppy serve keeps running and logs to ${gw.path} only`,
+      "agent loaded",
+    ]);
+  });
 });

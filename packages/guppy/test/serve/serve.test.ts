@@ -345,6 +345,24 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     expect(third.stdout()).not.toMatch(/replaying|reporting/);
   }, 40_000);
 
+  it("keeps serving when its terminal output is gone (a closed pipe), logging to the file only", async () => {
+    const dir = home();
+    const s = await serve(dir);
+    s.child.stdout?.destroy(); // `guppy serve | head -1`: the reader went away
+    const openai = client(s);
+    for (const text of ["first after the pipe closed", "second"]) {
+      const answer = await openai.chat.completions.create(
+        { model: "m", messages: [{ role: "user", content: text }] },
+        { headers: { "X-Guppy-Thread": "headless" } },
+      );
+      expect(answer.choices[0]?.message.content).toMatch(/^You said: /);
+    }
+    expect(s.child.exitCode).toBeNull();
+    const log = readFileSync(join(dir, "logs", "gateway.log"), "utf8");
+    expect(log).toMatch(/The terminal is gone: guppy serve keeps running/);
+    expect(log).toMatch(/"reason":"EPIPE"/);
+  }, 20_000);
+
   it.each(["SIGTERM", "SIGHUP"] as const)(
     "drains on %s: refuses new work, lets the running turn answer, exits 0",
     async (signal) => {
