@@ -1,16 +1,13 @@
 import { ExitCode, reportError, UsageError } from "./cli-error.js";
-import { CLOSED_OUTPUT_CODES, outputClosed } from "./closed-output.js";
 import { helpText } from "./help-text.js";
+import { outputFailed } from "./output-errors.js";
 import { parseCliArgs } from "./parse-cli-args.js";
 
 /** Dispatches a command; each command module is loaded only when used. */
 export async function main(argv: string[]): Promise<void> {
   // `guppy config | head` closes the pipe early: that is not an error worth a stack trace.
   for (const name of ["stdout", "stderr"] as const) {
-    process[name].on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code && CLOSED_OUTPUT_CODES.has(error.code)) outputClosed(name, error);
-      else throw error;
-    });
+    process[name].on("error", (error: NodeJS.ErrnoException) => outputFailed(name, error));
   }
   let code: number;
   try {

@@ -7,7 +7,7 @@ import {
 } from "@guppy/core";
 import { channelThreadHandle } from "../channels/bridge/channel-links.js";
 import { ExitCode } from "../cli/cli-error.js";
-import { whenOutputCloses } from "../cli/closed-output.js";
+import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { loadConfiguredChannels } from "../gateway/configured-channels.js";
 import type { GatewayChannel, GatewayContext } from "../gateway/gateway-channel.js";
@@ -25,8 +25,9 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   const resolved = await resolveModel(config);
   const gw = createGatewayLogger({ home: config.home, debug: config.debug });
   const { logger } = gw;
-  // Output nobody reads any more (`guppy serve | head`, a closed terminal) must not stop it.
-  whenOutputCloses((_stream, error) => gw.terminalClosed(error.code ?? String(error)));
+  // The terminal's output is a courtesy: nobody reading it any more (`guppy serve | head`, a
+  // closed terminal) or a full disk under `guppy serve > file` must not stop the gateway.
+  whenOutputFails((_stream, error) => gw.terminalClosed(error.code ?? String(error)));
   process.on("unhandledRejection", (reason) => {
     logger.error("Unhandled promise rejection (the gateway keeps running)", {
       error: reason instanceof Error ? (reason.stack ?? reason.message) : String(reason),

@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, openSync } from "node:fs";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -7,7 +9,7 @@ import {
   startMockLlm,
   type WireApi,
 } from "../helpers/mock-llm.js";
-import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
+import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 
 type Script = (request: ChatCompletionRequest, index: number) => FixtureResponse;
 
@@ -192,4 +194,30 @@ describe("guppy command line", () => {
     expect(o.code).toBe(2);
     expect(o.stderr.split("\n")).toHaveLength(2);
   });
+
+  it.runIf(existsSync("/dev/full"))(
+    "says in one line that its output could not be written (a full disk), and exits 1",
+    async () => {
+      const home = tempHome();
+      const full = openSync("/dev/full", "w");
+      try {
+        const child = spawn(process.execPath, [guppyBin, "config", "--home", home.home], {
+          env: cleanEnv(),
+          stdio: ["ignore", full, "pipe"],
+        });
+        let stderr = "";
+        child.stderr?.on("data", (d) => {
+          stderr += d;
+        });
+        const code = await new Promise((r) => child.on("close", r));
+        expect(code).toBe(1);
+        expect(stderr).toBe(
+          "guppy: could not write the output: ENOSPC: no space left on device, write\n",
+        );
+      } finally {
+        closeSync(full);
+        home.cleanup();
+      }
+    },
+  );
 });

@@ -1,9 +1,11 @@
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { closeSync, existsSync, openSync, readFileSync, statSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
+import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 import {
   type AsyncMockLlm,
   contentText,
@@ -16,6 +18,16 @@ import {
 } from "./serve-harness.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A port nothing listens on right now (for a gateway whose stdout the harness cannot read). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  const address = server.address();
+  await new Promise((r) => server.close(r));
+  if (address === null || typeof address === "string") throw new Error("no port");
+  return address.port;
+}
 
 /**
  * The scripted model: a tool result is answered with its first line; "run-bash CMD" asks for
@@ -362,6 +374,38 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     expect(log).toMatch(/The terminal is gone: guppy serve keeps running/);
     expect(log).toMatch(/"reason":"EPIPE"/);
   }, 20_000);
+
+  it.runIf(existsSync("/dev/full"))(
+    "keeps serving when writing its terminal output fails (stdout on a full disk)",
+    async () => {
+      const dir = home();
+      const port = await freePort();
+      const full = openSync("/dev/full", "w");
+      const child = spawn(process.execPath, [guppyBin, "serve"], {
+        env: cleanEnv({ GUPPY_HOME: dir, GUPPY_HTTP_PORT: String(port), ...llm.env() }),
+        stdio: ["ignore", full, "ignore"],
+      });
+      closeSync(full);
+      try {
+        const url = `http://127.0.0.1:${port}`;
+        const up = async () => (await fetch(`${url}/health`).catch(() => undefined))?.ok;
+        await waitFor(async () => ((await up()) ? true : undefined), 15_000, "/health");
+        const token = readFileSync(join(dir, "api-token"), "utf8").trim();
+        const openai = new OpenAI({ baseURL: `${url}/v1`, apiKey: token, maxRetries: 0 });
+        const answer = await openai.chat.completions.create({
+          model: "m",
+          messages: [{ role: "user", content: "hello" }],
+        });
+        expect(answer.choices[0]?.message.content).toMatch(/^You said: hello/);
+        expect(child.exitCode).toBeNull();
+        const log = readFileSync(join(dir, "logs", "gateway.log"), "utf8");
+        expect(log).toMatch(/"reason":"ENOSPC".*The terminal is gone/);
+      } finally {
+        child.kill("SIGKILL");
+      }
+    },
+    20_000,
+  );
 
   it.each(["SIGTERM", "SIGHUP"] as const)(
     "drains on %s: refuses new work, lets the running turn answer, exits 0",
