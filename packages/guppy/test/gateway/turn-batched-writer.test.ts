@@ -9,6 +9,13 @@ import {
 
 const turn = () => new Promise((r) => setImmediate(r));
 const dirs: string[] = [];
+/** A new temp directory (removed after the test) and `gateway.log`'s path in it or in `sub`. */
+const tempLog = (sub?: string) => {
+  const dir = mkdtempSync(join(tmpdir(), "guppy-tbw-"));
+  dirs.push(dir);
+  if (sub) mkdirSync(join(dir, sub));
+  return { dir, path: join(dir, sub ?? "", "gateway.log") };
+};
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
@@ -30,9 +37,7 @@ describe("turn-batched writer", () => {
   });
 
   it("appends to its file, creating it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "guppy-tbw-"));
-    dirs.push(dir);
-    const path = join(dir, "gateway.log");
+    const { path } = tempLog();
     const errors: unknown[] = [];
     const writer = createLogFileWriter(path, (e) => errors.push(e));
     writer.write("one\n");
@@ -44,11 +49,8 @@ describe("turn-batched writer", () => {
   });
 
   it("follows its path when the file is moved away or removed, its directory too", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "guppy-tbw-"));
-    dirs.push(dir);
-    const path = join(dir, "logs", "gateway.log");
+    const { dir, path } = tempLog("logs");
     const errors: unknown[] = [];
-    mkdirSync(join(dir, "logs"));
     const writer = createLogFileWriter(path, (e) => errors.push(e), { checkEveryMs: 0 });
     writer.write("one\n");
     writer.flushSync();
@@ -65,9 +67,7 @@ describe("turn-batched writer", () => {
   });
 
   it("looks at its path at most once per interval", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "guppy-tbw-"));
-    dirs.push(dir);
-    const path = join(dir, "gateway.log");
+    const { path } = tempLog();
     const writer = createLogFileWriter(path, () => {}, { checkEveryMs: 60_000 });
     renameSync(path, `${path}.1`);
     writer.write("still the open file\n");
