@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readFileSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../helpers/free-port.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 import {
   type AsyncMockLlm,
@@ -18,16 +18,6 @@ import {
 } from "./serve-harness.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A port nothing listens on right now (for a gateway whose stdout the harness cannot read). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const address = server.address();
-  await new Promise((r) => server.close(r));
-  if (address === null || typeof address === "string") throw new Error("no port");
-  return address.port;
-}
 
 /**
  * The scripted model: a tool result is answered with its first line; "run-bash CMD" asks for

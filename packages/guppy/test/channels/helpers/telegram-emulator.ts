@@ -1,6 +1,6 @@
-import { createServer } from "node:net";
 import { routes } from "telegram-test-api/lib/routes/index.js";
 import { TelegramServer } from "telegram-test-api/lib/telegramServer.js";
+import { freePort } from "../../helpers/free-port.js";
 
 /** The parts of Express (the emulator's web framework) the added routes use. */
 interface Request extends AsyncIterable<Buffer> {
@@ -50,17 +50,6 @@ type Body = Record<string, unknown>;
 const MESSAGE_LIMIT = 4096;
 /** Text containing this marker is refused when sent with a parse_mode, like Telegram does for broken entities. */
 export const REJECT_FORMATTING_MARKER = "REJECTFORMATTING";
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const address = srv.address();
-      srv.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-    });
-  });
-}
 
 const fail = (res: Response, code: number, description: string, extra: Body = {}) =>
   res.status(code).json({ ok: false, error_code: code, description, ...extra });
