@@ -2,7 +2,7 @@
 // bearer token, reads the JSON body, waits for one of 64 slots and 20 ms, and answers a chat
 // completion. No guppy at all: what the framework and this machine's loopback cost under the same
 // client. Prints its port on stdout.
-import { serve } from "@hono/node-server";
+import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
 
 const SLOTS = Number(process.argv[2] ?? 64);
@@ -37,7 +37,10 @@ app.post("/v1/chat/completions", async (c) => {
     choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
   });
 });
-const server = serve({ fetch: app.fetch, hostname: "127.0.0.1", port: 0 }, (info) =>
-  process.stdout.write(`${info.port}\n`),
+// The same accept backlog as guppy's HTTP API (listen-http.ts), so that a burst of new
+// connections costs both servers the same.
+const server = createAdaptorServer({ fetch: app.fetch, hostname: "127.0.0.1" });
+server.listen({ host: "127.0.0.1", port: 0, backlog: 4096 }, () =>
+  process.stdout.write(`${server.address().port}\n`),
 );
 process.on("SIGTERM", () => server.close(() => process.exit(0)));
