@@ -31,6 +31,29 @@ let loading: Promise<void> | undefined;
  * tool objects (bound to its workspace), but their definitions are the same few.
  */
 const toolTokens = new Map<string, number>();
+/**
+ * Counts cached by object, shared by every counter: a message's count and a tools array's depend
+ * on the object alone (and on whether the BPE is loaded: `exact` holds BPE counts, `bounds` byte
+ * bounds), not on the thread asking. One set of tables for the process rather than four per
+ * thread: an active thread holds less and the GC traces fewer weak tables.
+ */
+const exact = new WeakMap<object, number>();
+const bounds = new WeakMap<object, number>();
+/**
+ * A tool schema serialised once per schema object: the tools' parameter schemas are module
+ * constants shared by every thread's tool objects.
+ */
+const schemaText = new WeakMap<object, string>();
+
+function schemaOf(tool: Tool): string {
+  const parameters = tool.parameters as object;
+  let text = schemaText.get(parameters);
+  if (text === undefined) {
+    text = JSON.stringify(parameters);
+    schemaText.set(parameters, text);
+  }
+  return text;
+}
 
 /**
  * gpt-tokenizer's cl100k_base: chosen over js-tiktoken by bench/context (same ranks: loads in
@@ -47,10 +70,6 @@ export function loadEncoder(): Promise<void> {
 }
 
 export function createTokenCounter(): TokenCounter {
-  const exact = new WeakMap<object, number>();
-  const bounds = new WeakMap<object, number>();
-  const toolCache = new WeakMap<object, number>();
-  const toolBoundCache = new WeakMap<object, number>();
   let lastSystem: { prompt: string; tokens: number; exact: boolean } | undefined;
 
   const text = (s: string) =>
@@ -116,12 +135,12 @@ export function createTokenCounter(): TokenCounter {
     tools(tools) {
       const key = tools as object;
       // Cached per array for the count in force (the byte bound until the BPE tables load).
-      const cache = sharedEncoder ? toolCache : toolBoundCache;
+      const cache = sharedEncoder ? exact : bounds;
       const cached = cache.get(key);
       if (cached !== undefined) return cached;
       let n = 0;
       for (const t of tools) {
-        const schema = JSON.stringify(t.parameters);
+        const schema = schemaOf(t);
         const definition = `${t.name}\n${t.description}\n${schema}`;
         let tokens = sharedEncoder ? toolTokens.get(definition) : undefined;
         if (tokens === undefined) {

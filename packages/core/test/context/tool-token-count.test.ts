@@ -1,10 +1,33 @@
 import type { Tool } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createTokenCounter, loadEncoder } from "../../src/context/token-counter.js";
 
 // Its own file: the BPE tables are loaded once per module instance, and this test starts without.
 describe("tool definition tokens", () => {
+  it("shares counts across counters: every thread's counter reuses what another counted", () => {
+    const schema = Type.Object({ command: Type.String() });
+    const tools: Tool[] = [{ name: "bash", description: "Run a command.", parameters: schema }];
+    const message = { role: "user" as const, content: "hello there", timestamp: 0 };
+    const first = createTokenCounter();
+    const bound = first.tools(tools);
+    const messageBound = first.messageBound(message);
+    // Changed in place (which never happens): a counter that counted afresh would see it.
+    (tools[0] as { description: string }).description = "x".repeat(500);
+    (message as { content: string }).content = "x".repeat(500);
+    const second = createTokenCounter();
+    expect(second.tools(tools)).toBe(bound);
+    expect(second.messageBound(message)).toBe(messageBound);
+    // A new array of the same schema object: recounted, its schema text taken from the cache.
+    const stringify = vi.spyOn(JSON, "stringify");
+    try {
+      expect(second.tools([...tools])).toBeGreaterThan(bound);
+      expect(stringify).not.toHaveBeenCalled();
+    } finally {
+      stringify.mockRestore();
+    }
+  });
+
   it("caches the byte bound per tools array until the BPE loads, then counts with the BPE", async () => {
     const c = createTokenCounter();
     expect(c.loaded).toBe(false);
