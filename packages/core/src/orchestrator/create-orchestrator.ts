@@ -245,6 +245,9 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       fail(`Could not start the agent: ${oneLine(String((error as Error)?.message ?? error))}`);
       return;
     }
+    const promptId = record.messageId ?? record.id;
+    // Run again after the process died mid-run: that run may have logged it already.
+    const logged = item.replay !== undefined && actor.log?.logged(promptId) === true;
     const unsubscribe = runner.subscribe(deliver);
     actor.running = true;
     counts.runs++;
@@ -253,9 +256,10 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       const result = await runner.prompt({
         text: record.text,
         images: record.images as ImageContent[] | undefined,
-        messageId: record.messageId ?? record.id,
+        messageId: promptId,
         userId: record.userId,
         userName: record.userName,
+        ...(logged ? { logged } : {}),
       });
       ended = true;
       if (result.stopReason === "aborted" && stopping) {
@@ -272,7 +276,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       actor.running = false;
       actor.lastActivity = Date.now();
       if (!ended) fail("The run failed inside guppy; see the gateway log.");
-      rememberRun(actor, record.messageId ?? record.id);
+      rememberRun(actor, promptId);
       const after = actor.afterRun;
       actor.afterRun = undefined;
       for (const fn of after ?? []) fn();

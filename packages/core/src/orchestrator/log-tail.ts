@@ -19,6 +19,8 @@ export interface LogTail {
    * already seen. The cursor moves past everything read.
    */
   backfill(promptIds: ReadonlySet<string>): LogEntry[];
+  /** Whether an entry with this message id was read from the log (call after `backfill`). */
+  logged(messageId: string): boolean;
   /** A prompt ran: its log lines are part of the context, never backfilled. No file work. */
   afterRun(promptId: string): void;
   /**
@@ -100,6 +102,9 @@ export function createLogTail(
       // What was backfilled is in the context now: the cursor must not fall behind it.
       moveCursor(after.length, entries.length > 0);
       return entries;
+    },
+    logged(messageId) {
+      return seen.has(messageId) || after.some((entry) => entry.messageId === messageId);
     },
     afterRun(promptId) {
       ran.add(promptId);

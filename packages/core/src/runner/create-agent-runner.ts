@@ -37,6 +37,8 @@ export interface PromptInput {
   messageId?: string;
   userId?: string;
   userName?: string;
+  /** Its line is in log.jsonl already (a prompt run again after the process died mid-run). */
+  logged?: boolean;
 }
 
 export interface RunResult {
@@ -323,16 +325,17 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           typeof options.systemPrompt === "function"
             ? options.systemPrompt()
             : options.systemPrompt;
-        safeLog(() =>
-          store.appendLog(threadId, {
-            date: new Date().toISOString(),
-            messageId: input.messageId ?? `local-${Date.now()}`,
-            userId: input.userId ?? "local",
-            userName: input.userName ?? "user",
-            text: input.text,
-            isBot: false,
-          }),
-        );
+        if (!input.logged)
+          safeLog(() =>
+            store.appendLog(threadId, {
+              date: new Date().toISOString(),
+              messageId: input.messageId ?? `local-${Date.now()}`,
+              userId: input.userId ?? "local",
+              userName: input.userName ?? "user",
+              text: input.text,
+              isBot: false,
+            }),
+          );
         emit({ type: "run_start", threadId, text: input.text });
         try {
           await agent.prompt(input.text, input.images);

@@ -400,6 +400,38 @@ describe("orchestrator (faux provider)", () => {
     },
   );
 
+  it("re-runs a prompt whose run died after logging it without logging it twice", async () => {
+    const id = "test:c:relogged";
+    const at = new Date().toISOString();
+    // The process died mid-run: the prompt is accepted (no done line) and its run had logged it.
+    writeFileSync(
+      join(home, INBOX_FILE),
+      `${JSON.stringify({ t: "accepted", id: "in-r", threadId: id, at, text: "say hi", messageId: "m-7" })}\n`,
+    );
+    store.appendLog(id, {
+      date: at,
+      messageId: "m-7",
+      userId: "ann",
+      userName: "ann",
+      text: "say hi",
+      isBot: false,
+    });
+    store.closeFiles(id);
+    const o = make();
+    const link = recordingHandle(id);
+    o.registerChannel({ adapterId: "test", threadHandle: () => link.handle });
+    await o.start();
+    await until(() => link.finals().length === 1);
+    expect(requests).toEqual(["say hi"]);
+    const log = store.readLog(id);
+    expect(log.map((e) => [e.isBot, e.text])).toEqual([
+      [false, "say hi"],
+      [true, "re: say hi"],
+    ]);
+    // Nothing of it is backfilled into the context either: the question and the answer, once.
+    expect(store.loadContext(id).map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+
   it("backfills messages logged while no agent ran, in order and deduplicated by id", async () => {
     const o = make();
     await o.start();

@@ -332,6 +332,10 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     expect(cleanLog.filter((m) => m.is_bot).map((m) => m.text)).toEqual([
       expect.stringMatching(/^You said: slow-once 8000 tell me/),
     ]);
+    // The killed run had logged the prompt; running it again does not log it twice.
+    expect(cleanLog.filter((m) => !m.is_bot).map((m) => m.text)).toEqual([
+      "slow-once 8000 tell me",
+    ]);
     const effectsLog = await threadMessages(second, sideEffects);
     const report = effectsLog.filter((m) => m.is_bot);
     expect(report).toHaveLength(1);
