@@ -124,7 +124,12 @@ export {
 } from "./skills/parse-skill-file.js";
 export { createStore, type Store } from "./store/create-store.js";
 export type { LogEntry } from "./store/log-entry.js";
-export { encodeSegment, parseThreadId, type ThreadRef } from "./store/thread-id.js";
+export {
+  canonicalThreadId,
+  encodeSegment,
+  parseThreadId,
+  type ThreadRef,
+} from "./store/thread-id.js";
 export { createCoreTools } from "./tools/create-tools.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export { createUploadTool, UPLOAD_MAX_BYTES } from "./tools/upload-tool.js";

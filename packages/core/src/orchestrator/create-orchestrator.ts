@@ -7,7 +7,7 @@ import type { AgentRunner, RunnerStats } from "../runner/create-agent-runner.js"
 import { oneLine } from "../runner/message-text.js";
 import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
-import { parseThreadId } from "../store/thread-id.js";
+import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
 import { backfillMessage } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
 import { createLogTail, type LogTail } from "./log-tail.js";
@@ -131,13 +131,28 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     }
   };
 
+  /**
+   * The thread's actor, whichever way its id is spelt ("a:b" is "a:b:default": one directory, so
+   * one actor — two would run on the same files at once). Actors are kept by the id's canonical
+   * spelling; an actor's `threadId` is the spelling it was first addressed by (see `send`), the
+   * one its channel knows the thread by (Telegram's "telegram:<chat>" has no thread part).
+   */
   const actorFor = (threadId: string): Actor => {
-    let actor = actors.get(threadId);
+    const key = canonicalThreadId(threadId);
+    let actor = actors.get(key);
     if (!actor) {
       actor = { threadId, queue: [], running: false, lastActivity: Date.now() };
-      actors.set(threadId, actor);
+      actors.set(key, actor);
     }
     return actor;
+  };
+  /** The actor of `threadId` if there is one (an invalid id has none). */
+  const existingActor = (threadId: string): Actor | undefined => {
+    try {
+      return actors.get(canonicalThreadId(threadId));
+    } catch {
+      return undefined;
+    }
   };
 
   const touch = (actor: Actor) => {
@@ -400,11 +415,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     });
 
   function statusOf(threadId: string): ThreadStatus {
-    const actor = actors.get(threadId);
+    const actor = existingActor(threadId);
     const runner = actor?.runner;
     const snap = runner ? snapshot(runner.stats()) : actor?.snapshot;
     return {
-      threadId,
+      threadId: actor?.threadId ?? threadId,
       state: actor?.running ? "running" : runner ? "idle" : "inactive",
       queued: (actor?.queue.length ?? 0) + (actor?.current && !actor.running ? 1 : 0),
       ...(actor ? { lastActivity: new Date(actor.lastActivity).toISOString() } : {}),
@@ -419,11 +434,25 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   }
 
   const orchestrator: RuntimeOrchestrator = {
-    send(threadId: string, message: ActorMessage): SendResult {
+    send(spelling: string, message: ActorMessage): SendResult {
       try {
         if (stopping) return { status: "refused", reason: "guppy is shutting down" };
-        parseThreadId(threadId);
-        const actor = actorFor(threadId);
+        const actor = actorFor(spelling);
+        // A channel's prompt (it brings a handle) names the thread as that channel does: an actor
+        // that holds nothing of a run (no runner, log tail, queue: the inbox lines under its old
+        // spelling are cleared) takes that spelling — its runner and tools are made with it.
+        if (
+          message.type === "prompt" &&
+          message.thread &&
+          spelling !== actor.threadId &&
+          !actor.runner &&
+          !actor.log &&
+          !actor.current &&
+          actor.queue.length === 0
+        ) {
+          actor.threadId = spelling;
+        }
+        const { threadId } = actor;
         if (message.type === "prompt") {
           if (message.thread) actor.handle = message.thread;
           if (actor.queue.length >= options.queueDepth) {
@@ -518,17 +547,15 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     },
 
     async reset(threadId) {
-      parseThreadId(threadId);
       const actor = actorFor(threadId);
       return whenNotRunning(actor, () => {
         if (actor.runner) return actor.runner.reset();
         actor.snapshot = undefined;
-        return store.archiveContext(threadId);
+        return store.archiveContext(actor.threadId);
       });
     },
 
     async compact(threadId) {
-      parseThreadId(threadId);
       const actor = actorFor(threadId);
       const runner = await whenNotRunning(actor, () => activate(actor));
       return describeCompaction(await runner.compact());
@@ -537,9 +564,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     status: statusOf,
 
     threads() {
-      const ids = new Set<string>(store.listThreads());
-      for (const id of actors.keys()) ids.add(id);
-      return [...ids].sort().map(statusOf);
+      // One entry per thread: the directories' ids are canonical, and so are the actors' keys.
+      const ids = new Map<string, string>();
+      for (const id of store.listThreads()) ids.set(id, id);
+      for (const [key, actor] of actors) ids.set(key, actor.threadId);
+      return [...ids.values()].sort().map(statusOf);
     },
 
     async start() {

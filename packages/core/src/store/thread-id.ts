@@ -31,6 +31,17 @@ export function parseThreadId(threadId: string): ThreadRef {
 }
 
 /**
+ * The one spelling of a thread id: `adapter:channel:thread` with the defaults filled in
+ * ("http:api" and "http:api:default" are one thread, one directory). Throws like `parseThreadId`.
+ */
+export function canonicalThreadId(threadId: string): string {
+  const ref = parseThreadId(threadId);
+  const canonical = `${ref.adapter}:${ref.channel}:${ref.thread}`;
+  // Already canonical (the common case): keep the caller's string rather than a copy of it.
+  return canonical === threadId ? threadId : canonical;
+}
+
+/**
  * Encodes one id segment as a single safe path component: every byte outside [A-Za-z0-9_.-] is
  * percent-encoded, a leading dot is encoded (no `.`, `..` or hidden names), and ids longer than
  * the limit keep a readable prefix plus a hash of the whole id so distinct ids never collide.

@@ -400,6 +400,56 @@ describe("orchestrator (faux provider)", () => {
     },
   );
 
+  it("takes the spellings of one thread id as one thread: one actor, one queue, one order", async () => {
+    const o = make({ maxConcurrent: 4 });
+    await o.start();
+    const t = recordingHandle("test:c:default");
+    // "test:c" leaves the thread part out: it is the thread "default" of channel c, one directory.
+    expect(o.send("test:c", { type: "prompt", text: "first", thread: t.handle })).toMatchObject({
+      status: "queued",
+      position: 0,
+    });
+    expect(
+      o.send("test:c:default", { type: "prompt", text: "second", thread: t.handle }),
+    ).toMatchObject({ status: "queued", position: 1 });
+    await until(() => t.finals().length === 2);
+    expect(store.readLog("test:c:default").map((e) => e.text)).toEqual([
+      "first",
+      "re: first",
+      "second",
+      "re: second",
+    ]);
+    // Listed once, under the spelling it was first addressed by.
+    expect(o.threads().map((s) => s.threadId)).toEqual(["test:c"]);
+    expect(o.status("test:c:default")).toMatchObject({ threadId: "test:c", messages: 4 });
+  });
+
+  it("names a thread as its channel does once a channel's prompt arrives before any run", async () => {
+    const made: string[] = [];
+    const o = make({
+      createRunner: (id) => {
+        made.push(id);
+        return runnerFor(id);
+      },
+    });
+    await o.start();
+    // Addressed first under the listed spelling (an API client), with no run yet...
+    await o.reset("test:chat:default");
+    expect(o.status("test:chat").threadId).toBe("test:chat:default");
+    // ...then its channel's prompt, which names it "test:chat" (as Telegram names a chat).
+    const t = recordingHandle("test:chat");
+    o.send("test:chat", { type: "prompt", text: "hello", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    expect(made).toEqual(["test:chat"]);
+    expect(o.status("test:chat:default").threadId).toBe("test:chat");
+    // Once it has run, another spelling reaches the same actor and leaves its name alone.
+    const u = recordingHandle("test:chat:default");
+    o.send("test:chat:default", { type: "prompt", text: "again", thread: u.handle });
+    await until(() => u.finals().length === 1);
+    expect(made).toEqual(["test:chat"]);
+    expect(o.threads().map((s) => s.threadId)).toEqual(["test:chat"]);
+  });
+
   it("re-runs a prompt whose run died after logging it without logging it twice", async () => {
     const id = "test:c:relogged";
     const at = new Date().toISOString();

@@ -1,9 +1,19 @@
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createStore } from "../../src/store/create-store.js";
-import { encodeSegment, parseThreadId } from "../../src/store/thread-id.js";
+import { canonicalThreadId, encodeSegment, parseThreadId } from "../../src/store/thread-id.js";
 
 describe("thread ids", () => {
+  it("spells every id of one thread one way, the defaults filled in", () => {
+    expect(canonicalThreadId("telegram:-1001")).toBe("telegram:-1001:default");
+    expect(canonicalThreadId("http:api:")).toBe("http:api:default");
+    expect(canonicalThreadId("http::x")).toBe("http:default:x");
+    expect(canonicalThreadId("nocolons")).toBe("nocolons:default:default");
+    const spelt = "slack:C123:1234.5678:a";
+    expect(canonicalThreadId(spelt)).toBe(spelt);
+    expect(() => canonicalThreadId("NOT VALID")).toThrow(/Invalid thread id/);
+  });
+
   it("splits adapter:channel:thread and keeps colons in the thread part", () => {
     expect(parseThreadId("slack:C123:1234.5678")).toEqual({
       adapter: "slack",

@@ -60,7 +60,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     if (mustExist && found.status === "unknown") {
       return jsonError(c, 404, `Unknown thread ${JSON.stringify(id)}.`, "not_found");
     }
-    return id;
+    return found.threadId;
   };
   app.get("/v1/threads", async (c) =>
     c.json({

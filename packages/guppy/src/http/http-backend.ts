@@ -1,10 +1,10 @@
 import { existsSync } from "node:fs";
 import {
+  canonicalThreadId,
   type LogEntry,
   type Orchestrator,
   type OrchestratorEvent,
   type OrchestratorListener,
-  parseThreadId,
   type RunnerEvent,
   type SendResult,
   type Store,
@@ -38,9 +38,10 @@ export type HttpMessage =
   | { type: "steer"; text: string }
   | { type: "abort" };
 
+/** `threadId`: the id's one spelling ("http:api" is "http:api:default"), for routes to use. */
 export type ThreadLookup =
-  | { status: "known" }
-  | { status: "unknown" }
+  | { status: "known"; threadId: string }
+  | { status: "unknown"; threadId: string }
   | { status: "invalid"; reason: string };
 
 /** A thread as GET /v1/threads lists it. */
@@ -54,7 +55,10 @@ export type ThreadSummary = ReturnType<Orchestrator["threads"]>[number];
 export interface HttpBackend {
   /** `orchestrator.send`; a prompt's fsync runs off the event loop (`synced` says when done). */
   send(threadId: string, message: HttpMessage): Promise<SendResult>;
-  /** Is `threadId` a valid thread id, and has the thread been seen (in memory or on disk)? */
+  /**
+   * Is `threadId` a valid thread id, and has the thread been seen (in memory or on disk)? Gives
+   * the id as the gateway spells it.
+   */
   thread(threadId: string): Promise<ThreadLookup>;
   threads(): Promise<ThreadSummary[]>;
   readLog(threadId: string): Promise<LogEntry[]>;
@@ -89,25 +93,30 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
             }
           : message,
       ),
-    thread: async (threadId) => {
+    thread: async (id) => {
+      let canonical: string;
       try {
-        parseThreadId(threadId);
+        canonical = canonicalThreadId(id);
       } catch (error) {
         return { status: "invalid", reason: (error as Error).message };
       }
-      const seen =
-        orchestrator.status(threadId).lastActivity !== undefined ||
-        existsSync(store.threadDir(threadId));
-      return { status: seen ? "known" : "unknown" };
+      // A thread with an actor is named as its actor is (the spelling its channel uses).
+      const status = orchestrator.status(canonical);
+      const seen = status.lastActivity !== undefined || existsSync(store.threadDir(canonical));
+      return { status: seen ? "known" : "unknown", threadId: status.threadId };
     },
     threads: async () => orchestrator.threads(),
     readLog: async (threadId) => store.readLog(threadId),
     ...(subscribe
       ? {
-          subscribe: (threadId, listener) =>
-            subscribe((event) => {
-              if (event.threadId === threadId) listener(event);
-            }),
+          subscribe: (threadId, listener) => {
+            // Events carry the actor's spelling of the id, which may not be the one asked for.
+            const canonical = canonicalThreadId(threadId);
+            return subscribe((event) => {
+              if (event.threadId === threadId || canonicalThreadId(event.threadId) === canonical)
+                listener(event);
+            });
+          },
         }
       : {}),
   };

@@ -82,7 +82,9 @@ function scriptedBackend(result: SendResult) {
       return result;
     },
     thread: async (id) =>
-      id.startsWith("http:") ? { status: "known" } : { status: "invalid", reason: `bad ${id}` },
+      id.startsWith("http:")
+        ? { status: "known", threadId: id }
+        : { status: "invalid", reason: `bad ${id}` },
     threads: async () => [],
     readLog: async () => {
       throw new Error("log unreadable");
@@ -187,7 +189,7 @@ describe("HTTP backend across a message port", () => {
 
   it("answers lookups, and a backend's failure rejects with its message", async () => {
     const { remote } = connect(scriptedBackend({ status: "delivered" }).backend);
-    expect(await remote.thread("http:api:e")).toEqual({ status: "known" });
+    expect(await remote.thread("http:api:e")).toEqual({ status: "known", threadId: "http:api:e" });
     expect(await remote.thread("nope")).toEqual({ status: "invalid", reason: "bad nope" });
     expect(await remote.threads()).toEqual([]);
     await expect(remote.readLog("http:api:e")).rejects.toThrow("log unreadable");
@@ -257,8 +259,19 @@ describe("local HTTP backend", () => {
       },
       store: { readLog: () => [], threadDir: (id) => `/nonexistent/${id}` },
     });
-    expect(await local.thread("http:api:seen")).toEqual({ status: "known" });
-    expect(await local.thread("http:api:new")).toEqual({ status: "unknown" });
+    expect(await local.thread("http:api:seen")).toEqual({
+      status: "known",
+      threadId: "http:api:seen",
+    });
+    expect(await local.thread("http:api:new")).toEqual({
+      status: "unknown",
+      threadId: "http:api:new",
+    });
+    // Another spelling of a thread id is given back as the gateway spells it.
+    expect(await local.thread("http:api")).toEqual({
+      status: "unknown",
+      threadId: "http:api:default",
+    });
     expect((await local.thread("no colon")).status).toBe("invalid");
     const { reply, seen } = recorder("end");
     await local.send("http:api:x", {

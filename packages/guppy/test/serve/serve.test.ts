@@ -171,6 +171,17 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
       body: JSON.stringify({ text: "hi" }),
     });
     expect(badId.status).toBe(400);
+    // A thread id without its thread part is that channel's thread "default": one thread, however
+    // it is spelt, and the API answers with the spelling it keeps.
+    const short = await s.api("/v1/threads/http:short/messages", {
+      method: "POST",
+      body: JSON.stringify({ text: "spelt short" }),
+    });
+    expect(short.status).toBe(202);
+    expect(await short.json()).toMatchObject({ thread_id: "http:short:default" });
+    const shortLog = await s.api("/v1/threads/http:short:default/messages");
+    expect(shortLog.status).toBe(200);
+    expect(await shortLog.json()).toMatchObject({ messages: [{ text: "spelt short" }] });
     // A body without a Content-Length (chunked) is read up to the limit, then refused.
     const chunked = (text: string) =>
       s.api("/v1/threads/http:api:chunked/messages", {
