@@ -107,18 +107,41 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
     },
     threads: async () => orchestrator.threads(),
     readLog: async (threadId) => store.readLog(threadId),
-    ...(subscribe
-      ? {
-          subscribe: (threadId, listener) => {
-            // Events carry the actor's spelling of the id, which may not be the one asked for.
-            const canonical = canonicalThreadId(threadId);
-            return subscribe((event) => {
-              if (event.threadId === threadId || canonicalThreadId(event.threadId) === canonical)
-                listener(event);
-            });
-          },
-        }
-      : {}),
+    ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
+  };
+}
+
+/**
+ * Per-thread subscriptions over the gateway's event stream: one listener on it while any stream
+ * is open, which hands an event to its thread's subscribers only (not every subscriber looking
+ * at every event). Threads are matched by canonical id: events carry the actor's spelling.
+ */
+function threadSubscriptions(
+  subscribe: (listener: OrchestratorListener) => () => void,
+): NonNullable<HttpBackend["subscribe"]> {
+  const byThread = new Map<string, Set<(event: OrchestratorEvent) => void>>();
+  let stop: (() => void) | undefined;
+  const dispatch = (event: OrchestratorEvent) => {
+    const listeners = byThread.get(canonicalThreadId(event.threadId));
+    if (listeners) for (const listener of [...listeners]) listener(event);
+  };
+  return (threadId, listener) => {
+    const key = canonicalThreadId(threadId);
+    let listeners = byThread.get(key);
+    if (!listeners) {
+      listeners = new Set();
+      byThread.set(key, listeners);
+    }
+    listeners.add(listener);
+    stop ??= subscribe(dispatch);
+    return () => {
+      if (!listeners.delete(listener)) return;
+      if (listeners.size === 0) byThread.delete(key);
+      if (byThread.size === 0) {
+        stop?.();
+        stop = undefined;
+      }
+    };
   };
 }
 

@@ -212,18 +212,42 @@ describe("HTTP backend across a message port", () => {
         return () => listeners.delete(listener);
       },
     });
-    const { remote } = connect(local);
+    // Counts what crosses the port: subscriptions made and ended on the main side.
+    let opened = 0;
+    let closed = 0;
+    const counted: HttpBackend = {
+      ...local,
+      subscribe: (threadId, listener) => {
+        opened++;
+        const stop = local.subscribe?.(threadId, listener);
+        return () => {
+          closed++;
+          stop?.();
+        };
+      },
+    };
+    const { remote } = connect(counted);
     const seen: OrchestratorEvent[] = [];
     const unsubscribe = remote.subscribe?.("http:api:f", (e) => seen.push(e));
     await until(() => listeners.size === 1);
     expect(listeners.size).toBe(1);
+    // A second stream on another spelling of another thread shares the one gateway listener.
+    const short: OrchestratorEvent[] = [];
+    const unsubscribeShort = remote.subscribe?.("http:g", (e) => short.push(e));
+    await until(() => opened === 2);
+    expect(listeners.size).toBe(1);
     for (const listener of listeners) {
       listener({ type: "busy", threadId: "http:api:other", queued: 1 });
       listener({ type: "busy", threadId: "http:api:f", queued: 2 });
+      listener({ type: "busy", threadId: "http:g:default", queued: 3 });
     }
-    await until(() => seen.length > 0);
+    await until(() => seen.length > 0 && short.length > 0);
     expect(seen).toEqual([{ type: "busy", threadId: "http:api:f", queued: 2 }]);
+    expect(short).toEqual([{ type: "busy", threadId: "http:g:default", queued: 3 }]);
     unsubscribe?.();
+    await until(() => closed === 1);
+    expect(listeners.size).toBe(1);
+    unsubscribeShort?.();
     await until(() => listeners.size === 0);
     expect(listeners.size).toBe(0);
     expect(connect(local, false).remote.subscribe).toBeUndefined();
