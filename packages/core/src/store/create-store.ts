@@ -13,7 +13,7 @@ import {
 } from "./durable-append.js";
 import { type JsonlTail, readJsonl, readJsonlFrom } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
-import { encodeSegment, parseThreadId } from "./thread-id.js";
+import { canonicalThreadId, decodeSegment, encodeSegment, parseThreadId } from "./thread-id.js";
 
 /** Per-thread filesystem state under GUPPY_HOME, in the layout `<home>/<adapter>/<channel>/<thread>/`. */
 export interface Store {
@@ -195,17 +195,17 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       threadPaths.delete(threadId);
     },
     listThreads() {
+      // Three directory listings per channel, no look at each thread's files: with thousands of
+      // threads a stat per entry kept the event loop (every agent) waiting for ~0.15 s per 10,000.
       const out: string[] = [];
       for (const adapter of safeDirs(home)) {
-        if (adapter.startsWith(".") || adapter === "skills" || adapter === "memory") continue;
+        if (NOT_ADAPTERS.has(adapter) || adapter.startsWith(".")) continue;
         for (const channel of safeDirs(join(home, adapter))) {
           if (channel === "skills") continue;
           for (const thread of safeDirs(join(home, adapter, channel))) {
             if (thread === "skills") continue;
-            const dir = join(home, adapter, channel, thread);
-            if (existsSync(join(dir, "context.jsonl")) || existsSync(join(dir, "log.jsonl"))) {
-              out.push(`${adapter}:${decodeURIComponent(channel)}:${decodeURIComponent(thread)}`);
-            }
+            const id = threadIdOf(adapter, channel, thread);
+            if (id !== undefined) out.push(id);
           }
         }
       }
@@ -214,17 +214,36 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
   };
 }
 
+/** Directories of GUPPY_HOME that hold no threads. */
+const NOT_ADAPTERS = new Set(["skills", "memory", "logs", "access"]);
+
+/** The thread id of a directory, or undefined for one that is not a thread's (a name of the user's). */
+function threadIdOf(adapter: string, channel: string, thread: string): string | undefined {
+  try {
+    return canonicalThreadId(`${adapter}:${decodeSegment(channel)}:${decodeSegment(thread)}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The directories in `dir` (links to directories too); none when it cannot be read. */
 function safeDirs(dir: string): string[] {
   try {
-    return readdirSync(dir).filter((name) => {
-      try {
-        return statSync(join(dir, name)).isDirectory();
-      } catch {
-        return false;
-      }
-    });
+    return readdirSync(dir, { withFileTypes: true })
+      .filter(
+        (entry) => entry.isDirectory() || (entry.isSymbolicLink() && isDirectory(dir, entry.name)),
+      )
+      .map((entry) => entry.name);
   } catch {
     return [];
+  }
+}
+
+function isDirectory(dir: string, name: string): boolean {
+  try {
+    return statSync(join(dir, name)).isDirectory();
+  } catch {
+    return false;
   }
 }
 

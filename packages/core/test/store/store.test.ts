@@ -1,6 +1,7 @@
 import {
   appendFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -204,5 +205,22 @@ describe("store", () => {
     );
     expect(store.readLog("telegram:42:default")).toEqual([entry]);
     expect(store.listThreads()).toContain("telegram:42:default");
+  });
+
+  it("lists the threads from the directories alone, skipping guppy's own folders and names not of threads", () => {
+    const store = createStore({ home });
+    store.ensureThreadDir("http:api:one");
+    store.ensureThreadDir("slack:C1:1700000000.1");
+    store.ensureThreadDir("telegram:-1001");
+    store.ensureThreadDir("cli:local:empty name");
+    for (const dir of ["skills/greet/scripts", "memory/202611/x", "http/api/100%", "Backup/a/b"])
+      mkdirSync(join(home, dir), { recursive: true });
+    writeFileSync(join(home, "http/api/notes.txt"), "a file, not a thread");
+    expect(store.listThreads().sort()).toEqual([
+      "cli:local:empty name",
+      "http:api:one",
+      "slack:C1:1700000000.1",
+      "telegram:-1001:default",
+    ]);
   });
 });
