@@ -31,6 +31,8 @@ export interface Store {
   /** Where oversized tool outputs are saved (`artifacts/`), created on demand. */
   artifactsDir(threadId: string): string;
 
+  /** The path of the thread's log.jsonl (for a reader elsewhere, e.g. the HTTP API's worker). */
+  logFile(threadId: string): string;
   appendLog(threadId: string, entry: LogEntry): void;
   readLog(threadId: string): LogEntry[];
   /** The log entries appended after byte `offset` (see `readJsonlFrom`): no re-read of history. */
@@ -130,6 +132,7 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     workspaceDir: (threadId) => join(threadDir(threadId), "scratch"),
     artifactsDir: (threadId) => ensure(join(threadDir(threadId), "artifacts")),
 
+    logFile: (threadId) => pathsOf(threadId).log,
     appendLog(threadId, entry) {
       const bytes = append(threadId, "log", [entry]);
       const mirror = logMirrors.get(threadId);

@@ -1,5 +1,5 @@
 import type { MessagePort } from "node:worker_threads";
-import type { LogEntry, OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
+import type { OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
 import type {
   HttpBackend,
   HttpMessage,
@@ -8,6 +8,7 @@ import type {
   ThreadLookup,
   ThreadSummary,
 } from "./http-backend.js";
+import { readLogFile } from "./read-log-file.js";
 
 /**
  * The HTTP backend across a MessagePort: the worker thread that serves HTTP (http-worker.ts)
@@ -32,7 +33,7 @@ export type BackendRequest =
   | { type: "send"; call: number; threadId: string; message: WireMessage; synced: boolean }
   | { type: "thread"; call: number; threadId: string }
   | { type: "threads"; call: number }
-  | { type: "readLog"; call: number; threadId: string }
+  | { type: "logFile"; call: number; threadId: string }
   | { type: "subscribe"; call: number; threadId: string }
   | { type: "unsubscribe"; call: number };
 
@@ -45,7 +46,7 @@ export type BackendReply =
   | { type: "sent"; call: number; result: WireSendResult; outcomes: ReplyOutcome[] }
   | { type: "thread"; call: number; value: ThreadLookup }
   | { type: "threads"; call: number; value: ThreadSummary[] }
-  | { type: "log"; call: number; value: LogEntry[] }
+  | { type: "logFile"; call: number; value: string }
   | { type: "failed"; call: number; message: string }
   | { type: "synced"; call: number; error?: string }
   | { type: "reply"; call: number; outcome: ReplyOutcome }
@@ -116,10 +117,10 @@ export function serveBackend(port: Port, backend: HttpBackend): () => void {
       case "threads":
         backend.threads().then((value) => post({ type: "threads", call, value }), failed(call));
         return;
-      case "readLog":
+      case "logFile":
         backend
-          .readLog(request.threadId)
-          .then((value) => post({ type: "log", call, value }), failed(call));
+          .logFile(request.threadId)
+          .then((value) => post({ type: "logFile", call, value }), failed(call));
         return;
       case "subscribe":
         if (backend.subscribe) {
@@ -253,6 +254,8 @@ export function createRemoteBackend(port: Port, options: { events: boolean }): H
       });
       postRequest(request);
     });
+  const logFile = async (threadId: string) =>
+    (await ask({ type: "logFile", call: next++, threadId }, "logFile")).value;
 
   return {
     async send(threadId, message) {
@@ -294,8 +297,9 @@ export function createRemoteBackend(port: Port, options: { events: boolean }): H
     thread: async (threadId) =>
       (await ask({ type: "thread", call: next++, threadId }, "thread")).value,
     threads: async () => (await ask({ type: "threads", call: next++ }, "threads")).value,
-    readLog: async (threadId) =>
-      (await ask({ type: "readLog", call: next++, threadId }, "log")).value,
+    logFile,
+    // Read and parsed here, in the worker: a long log costs the agents' thread nothing.
+    readLog: async (threadId) => readLogFile(await logFile(threadId)),
     ...(options.events
       ? {
           subscribe(threadId: string, listener: (event: OrchestratorEvent) => void) {

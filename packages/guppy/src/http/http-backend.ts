@@ -62,13 +62,15 @@ export interface HttpBackend {
   thread(threadId: string): Promise<ThreadLookup>;
   threads(): Promise<ThreadSummary[]>;
   readLog(threadId: string): Promise<LogEntry[]>;
+  /** Where the thread's log.jsonl is: the worker reads it itself (`readLog` over the port). */
+  logFile(threadId: string): Promise<string>;
   /** One thread's orchestrator events (the SSE stream); returns the unsubscribe. */
   subscribe?(threadId: string, listener: (event: OrchestratorEvent) => void): () => void;
 }
 
 export interface LocalBackendOptions {
   orchestrator: Pick<Orchestrator, "send" | "status" | "threads">;
-  store: Pick<Store, "readLog" | "threadDir">;
+  store: Pick<Store, "readLog" | "threadDir" | "logFile">;
   subscribe?: (listener: OrchestratorListener) => () => void;
 }
 
@@ -107,6 +109,7 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
     },
     threads: async () => orchestrator.threads(),
     readLog: async (threadId) => store.readLog(threadId),
+    logFile: async (threadId) => store.logFile(threadId),
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
   };
 }

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import type { OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
@@ -71,6 +74,9 @@ function recorder(events: PromptReply["events"]) {
   return { reply, seen };
 }
 
+/** Log files the scripted backend points to, by thread id. */
+const logs = new Map<string, string>();
+
 /** A backend whose send hands the prompt's reply to the test, to play a run on it. */
 function scriptedBackend(result: SendResult) {
   const sent: Array<{ threadId: string; message: HttpMessage }> = [];
@@ -87,7 +93,11 @@ function scriptedBackend(result: SendResult) {
         : { status: "invalid", reason: `bad ${id}` },
     threads: async () => [],
     readLog: async () => {
-      throw new Error("log unreadable");
+      throw new Error("the worker reads the log itself");
+    },
+    logFile: async (id) => {
+      if (id === "http:api:gone") throw new Error("no log for you");
+      return logs.get(id) ?? "/nonexistent/log.jsonl";
     },
   };
   return { backend, sent, reply: () => reply };
@@ -192,8 +202,36 @@ describe("HTTP backend across a message port", () => {
     expect(await remote.thread("http:api:e")).toEqual({ status: "known", threadId: "http:api:e" });
     expect(await remote.thread("nope")).toEqual({ status: "invalid", reason: "bad nope" });
     expect(await remote.threads()).toEqual([]);
-    await expect(remote.readLog("http:api:e")).rejects.toThrow("log unreadable");
+    await expect(remote.readLog("http:api:gone")).rejects.toThrow("no log for you");
     expect(await remote.send("http:api:e", { type: "abort" })).toEqual({ status: "delivered" });
+  });
+
+  it("reads a thread's log on the worker's side, from the file the main side names", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "guppy-rpc-log-"));
+    try {
+      const path = join(dir, "log.jsonl");
+      const entry = (n: number, isBot: boolean) => ({
+        date: `2026-11-23T00:00:0${n}Z`,
+        messageId: `m${n}`,
+        userId: "ann",
+        userName: "Ann",
+        text: `line ${n}`,
+        isBot,
+      });
+      // Whole lines, a foreign one, and a last line cut short by a crash.
+      writeFileSync(
+        path,
+        `${JSON.stringify(entry(1, false))}\n{"other":true}\n${JSON.stringify(entry(2, true))}\n{"date":"2026`,
+      );
+      logs.set("http:api:logged", path);
+      const { remote } = connect(scriptedBackend({ status: "delivered" }).backend);
+      expect(await remote.readLog("http:api:logged")).toEqual([entry(1, false), entry(2, true)]);
+      // No file yet: an empty log.
+      expect(await remote.readLog("http:api:new")).toEqual([]);
+    } finally {
+      logs.clear();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("streams one thread's gateway events until unsubscribed", async () => {
@@ -206,7 +244,11 @@ describe("HTTP backend across a message port", () => {
         },
         threads: () => [],
       },
-      store: { readLog: () => [], threadDir: (id) => `/nonexistent/${id}` },
+      store: {
+        readLog: () => [],
+        threadDir: (id) => `/nonexistent/${id}`,
+        logFile: (id) => `/nonexistent/${id}/log.jsonl`,
+      },
       subscribe: (listener) => {
         listeners.add(listener);
         return () => listeners.delete(listener);
@@ -281,7 +323,11 @@ describe("local HTTP backend", () => {
         }),
         threads: () => [],
       },
-      store: { readLog: () => [], threadDir: (id) => `/nonexistent/${id}` },
+      store: {
+        readLog: () => [],
+        threadDir: (id) => `/nonexistent/${id}`,
+        logFile: (id) => `/nonexistent/${id}/log.jsonl`,
+      },
     });
     expect(await local.thread("http:api:seen")).toEqual({
       status: "known",
