@@ -9,24 +9,35 @@ import type { LogEntry } from "../store/log-entry.js";
  * while no agent ran (posts that were not addressed to guppy, posts while guppy was down) are
  * synced into the context before the next run, in order, deduplicated by message id.
  *
- * `<thread dir>/log-cursor` holds how many log.jsonl entries the context has caught up with.
- * Entries after it that are not guppy's own and not a prompt that runs anyway are backfilled
- * (see `log-tail.ts`).
+ * `<thread dir>/log-cursor` holds how many log.jsonl entries the context has caught up with and,
+ * when the cursor stands at the end of what was read, the byte offset there ("count offset"; a
+ * reader that takes the first number alone still gets the count). Entries after it that are not
+ * guppy's own and not a prompt that runs anyway are backfilled (see `log-tail.ts`).
  */
 export const LOG_CURSOR_FILE = "log-cursor";
 
-export function readCursor(store: Store, threadId: string): number {
+/** A saved cursor: entries passed, and the byte offset after the last of them when known. */
+export interface SavedCursor {
+  count: number;
+  offset?: number;
+}
+
+export function readCursor(store: Store, threadId: string): SavedCursor {
   const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
   let text: string;
   try {
     // A new thread has none: checked first, as a thrown ENOENT costs more than the stat.
-    if (!statSync(file, { throwIfNoEntry: false })?.size) return 0;
+    if (!statSync(file, { throwIfNoEntry: false })?.size) return { count: 0 };
     text = readFileSync(file, "utf8");
   } catch {
-    return 0;
+    return { count: 0 };
   }
-  const n = Number.parseInt(text.trim(), 10);
-  return Number.isFinite(n) && n >= 0 ? n : 0;
+  // The first line only: an older guppy may have written a shorter line over a longer one.
+  const [count, offset] = (text.split("\n", 1)[0] ?? "").trim().split(/\s+/).map(Number);
+  if (count === undefined || !Number.isSafeInteger(count) || count < 0) return { count: 0 };
+  return offset !== undefined && Number.isSafeInteger(offset) && offset > 0
+    ? { count, offset }
+    : { count };
 }
 
 /**
@@ -34,7 +45,7 @@ export function readCursor(store: Store, threadId: string): number {
  * cursor after a crash only makes the next run re-check entries that dedup by id excludes), and
  * ext4 flushes a truncate-and-rewrite on close, which would cost milliseconds per run.
  */
-export function writeCursor(store: Store, threadId: string, cursor: number): void {
+export function writeCursor(store: Store, threadId: string, cursor: SavedCursor): void {
   const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
   let fd: number;
   try {
@@ -42,8 +53,9 @@ export function writeCursor(store: Store, threadId: string, cursor: number): voi
   } catch {
     fd = openSync(file, "w");
   }
+  const line = cursor.offset === undefined ? `${cursor.count}` : `${cursor.count} ${cursor.offset}`;
   try {
-    writeSync(fd, `${String(cursor).padStart(15, " ")}\n`, 0, "utf8");
+    writeSync(fd, `${line.padStart(31, " ")}\n`, 0, "utf8");
   } finally {
     closeSync(fd);
   }

@@ -3,9 +3,11 @@ import type { LogEntry } from "../store/log-entry.js";
 import { readCursor, writeCursor } from "./backfill.js";
 
 /**
- * An active actor's view of its thread's log.jsonl for backfill: read whole once, at the first
- * run after activation, then only the lines appended since — a run's bookkeeping never re-reads
- * the thread's history. Dropped on deactivation (it holds the message ids seen so far).
+ * An active actor's view of its thread's log.jsonl for backfill: read once at the first run after
+ * activation — from the saved cursor's byte offset when the cursor file has one (with a window
+ * before it, for recent message ids), else whole — then only the lines appended since: a run's
+ * bookkeeping never re-reads the thread's history. Dropped on deactivation (it holds the message
+ * ids seen so far).
  *
  * The cursor file is written when a backfill happened and by `save` (deactivation, shutdown), not
  * after every run: the lines a run logs are known in memory (`afterRun`). After a crash the saved
@@ -35,12 +37,24 @@ export function createLogTail(
   threadId: string,
   ranBefore: Iterable<string> = [],
 ): LogTail {
-  let cursor = readCursor(store, threadId);
+  const start = readCursor(store, threadId);
+  let cursor = start.count;
   let saved = cursor;
   let offset = 0;
   let count = 0;
-  /** Message ids of the entries before the cursor. */
+  /** Message ids of the entries before the cursor (of the last window of them, on a resume). */
   const seen = new Set<string>();
+  // Where the saved cursor stands is known: resume there instead of reading (and holding the
+  // ids of) the whole history — a long-lived chat's log is megabytes. The entries just before it
+  // are read for their ids, so a message delivered again is still recognised.
+  if (start.offset !== undefined && cursor > 0) {
+    const recent = store.readLogBefore(threadId, start.offset);
+    if (recent !== undefined) {
+      offset = start.offset;
+      count = cursor;
+      for (const entry of recent) if (entry.messageId) seen.add(entry.messageId);
+    }
+  }
   /** Prompts that ran whose log lines the cursor has not passed yet. */
   const ran = new Set<string>(ranBefore);
   /** The entries from the cursor on, in order. */
@@ -57,7 +71,12 @@ export function createLogTail(
     after = after.slice(n);
     cursor += n;
     if (write && cursor !== saved) {
-      writeCursor(store, threadId, cursor);
+      // Past everything read, the cursor stands at `offset`, which the next tail resumes from.
+      writeCursor(
+        store,
+        threadId,
+        after.length === 0 ? { count: cursor, offset } : { count: cursor },
+      );
       saved = cursor;
     }
   };

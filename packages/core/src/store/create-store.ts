@@ -11,7 +11,7 @@ import {
   openForAppendAsync,
   serializeJsonl,
 } from "./durable-append.js";
-import { type JsonlTail, readJsonl, readJsonlFrom } from "./jsonl.js";
+import { type JsonlTail, readJsonl, readJsonlBefore, readJsonlFrom } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
 import { canonicalThreadId, decodeSegment, encodeSegment, parseThreadId } from "./thread-id.js";
 
@@ -37,6 +37,11 @@ export interface Store {
   readLog(threadId: string): LogEntry[];
   /** The log entries appended after byte `offset` (see `readJsonlFrom`): no re-read of history. */
   readLogFrom(threadId: string, offset: number): JsonlTail<LogEntry>;
+  /**
+   * The log entries in the last `LOG_RESUME_WINDOW` bytes before byte `offset`, or undefined when
+   * `offset` is no longer a line's end in the file (see `readJsonlBefore`).
+   */
+  readLogBefore(threadId: string, offset: number): LogEntry[] | undefined;
 
   loadContext(threadId: string): AgentMessage[];
   /** Appends messages to context.jsonl (the common, cheap path after each turn). */
@@ -59,6 +64,12 @@ export interface Store {
    */
   closeFiles(threadId: string): void;
 }
+
+/**
+ * How much of a thread's log before its saved cursor a new log tail reads for message ids (to
+ * recognise a message delivered again): about the last few hundred entries.
+ */
+export const LOG_RESUME_WINDOW = 64 * 1024;
 
 /** Appends a thread's log mirror holds before it is dropped (the next read goes to the file). */
 const MAX_MIRRORED = 256;
@@ -157,6 +168,10 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       if ("restart" in tail) logMirrors.delete(threadId);
       else logMirrors.set(threadId, { from: tail.end, to: tail.end, records: [] });
       return tail;
+    },
+
+    readLogBefore(threadId, offset) {
+      return readJsonlBefore(pathsOf(threadId).log, offset, LOG_RESUME_WINDOW, isLogEntry);
     },
 
     loadContext(threadId) {

@@ -106,6 +106,42 @@ export function readJsonlFrom<T>(
   }
 }
 
+/**
+ * The records on the whole lines among the `window` bytes before byte `offset` of a JSON-lines
+ * file — if `offset` is still the end of a line there (else undefined: the file was replaced or
+ * cut short). For resuming at a known place without reading what precedes it; the window may
+ * start mid-line, so a line that does not parse is left out quietly.
+ */
+export function readJsonlBefore<T>(
+  path: string,
+  offset: number,
+  window: number,
+  validate?: (value: unknown) => value is T,
+): T[] | undefined {
+  const shared = openAppendFd(path);
+  let fd: number;
+  if (shared !== undefined) fd = shared.fd;
+  else {
+    try {
+      fd = openSync(path, "r");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      return undefined;
+    }
+  }
+  try {
+    const size = shared !== undefined ? shared.size : fstatSync(fd).size;
+    if (offset <= 0 || size < offset) return undefined;
+    const start = Math.max(0, offset - window);
+    const buf = readBytes(fd, start, offset - start);
+    if (buf.length !== offset - start || buf[buf.length - 1] !== 0x0a) return undefined;
+    const first = start === 0 ? 0 : buf.indexOf(0x0a) + 1;
+    return parseLines(buf.subarray(first).toString("utf8"), validate, () => {});
+  } finally {
+    if (shared === undefined) closeSync(fd);
+  }
+}
+
 /** Up to `length` bytes of `fd` from `offset` (fewer if the file ends sooner). */
 function readBytes(fd: number, offset: number, length: number): Buffer {
   const buf = Buffer.alloc(length);

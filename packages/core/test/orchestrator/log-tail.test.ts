@@ -25,7 +25,13 @@ describe("log tail (backfill bookkeeping)", () => {
     store = createStore({ home });
   });
   afterEach(() => rmSync(home, { recursive: true, force: true }));
-  const cursor = () => Number(readFileSync(join(store.threadDir(T), LOG_CURSOR_FILE), "utf8"));
+  /** The saved cursor's count (the file's first number; a byte offset may follow it). */
+  const cursor = () =>
+    Number(
+      readFileSync(join(store.threadDir(T), LOG_CURSOR_FILE), "utf8")
+        .trim()
+        .split(" ")[0],
+    );
   const texts = (entries: LogEntry[]) => entries.map((e) => e.text);
 
   it("backfills what was logged before, then only what was appended since, never twice", () => {
@@ -64,6 +70,45 @@ describe("log tail (backfill bookkeeping)", () => {
     const tail = createLogTail(store, T, ["p1", "p2"]);
     expect(texts(tail.backfill(new Set(["p3"])))).toEqual(["posted beside it"]);
     expect(cursor()).toBe(4);
+  });
+
+  it("resumes at the saved cursor's byte offset, reading only a window before it for message ids", () => {
+    // A long history, all of it caught up with.
+    for (let i = 0; i < 2000; i++) store.appendLog(T, entry(`h${i}`, `history ${i}`, i % 2 === 1));
+    const first = createLogTail(store, T);
+    expect(first.backfill(new Set())).toHaveLength(1000);
+    const path = join(store.threadDir(T), "log.jsonl");
+    const size = readFileSync(path).length;
+    expect(readFileSync(join(store.threadDir(T), LOG_CURSOR_FILE), "utf8").trim()).toBe(
+      `2000 ${size}`,
+    );
+    store.closeFiles(T);
+    // While no agent ran: a new post, and a recent one delivered again.
+    store.appendLog(T, entry("new1", "posted while idle"));
+    store.appendLog(T, entry("h1998", "history 1998, delivered again"));
+    const reads: number[] = [];
+    const watched: Store = {
+      ...store,
+      readLogFrom: (id, offset) => {
+        reads.push(offset);
+        return store.readLogFrom(id, offset);
+      },
+    };
+    const next = createLogTail(watched, T);
+    expect(texts(next.backfill(new Set()))).toEqual(["posted while idle"]);
+    expect(reads).toEqual([size]); // nothing before the cursor was read again
+    expect(cursor()).toBe(2002);
+  });
+
+  it("reads the whole log when the cursor has no offset or the log no longer fits it", () => {
+    for (let i = 0; i < 3; i++) store.appendLog(T, entry(`a${i}`, `aside ${i}`));
+    const dir = store.threadDir(T);
+    // A cursor written by an earlier version: the count alone.
+    writeFileSync(join(dir, LOG_CURSOR_FILE), "              2\n");
+    expect(texts(createLogTail(store, T).backfill(new Set()))).toEqual(["aside 2"]);
+    // An offset that is not a line's end any more (the log was rewritten): counted from the start.
+    writeFileSync(join(dir, LOG_CURSOR_FILE), "2 7\n");
+    expect(texts(createLogTail(store, T).backfill(new Set()))).toEqual(["aside 2"]);
   });
 
   it("leaves a line still being written for the next read, and starts over when the log is replaced", () => {
