@@ -438,18 +438,20 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       try {
         if (stopping) return { status: "refused", reason: "guppy is shutting down" };
         const actor = actorFor(spelling);
-        // A channel's prompt (it brings a handle) names the thread as that channel does: an actor
-        // that holds nothing of a run (no runner, log tail, queue: the inbox lines under its old
-        // spelling are cleared) takes that spelling — its runner and tools are made with it.
+        // A channel's prompt (it brings a handle) names the thread as that channel does. An actor
+        // first addressed otherwise (by the API, after a restart) takes that spelling when nothing
+        // of it runs or waits: deactivated first (cursor saved, inbox cleared and files closed
+        // under the old spelling, runner dropped), so its next runner and `upload` tool use it.
         if (
           message.type === "prompt" &&
           message.thread &&
           spelling !== actor.threadId &&
-          !actor.runner &&
-          !actor.log &&
+          !actor.running &&
           !actor.current &&
           actor.queue.length === 0
         ) {
+          touch(actor);
+          deactivate(actor);
           actor.threadId = spelling;
         }
         const { threadId } = actor;

@@ -424,7 +424,7 @@ describe("orchestrator (faux provider)", () => {
     expect(o.status("test:c:default")).toMatchObject({ threadId: "test:c", messages: 4 });
   });
 
-  it("names a thread as its channel does once a channel's prompt arrives before any run", async () => {
+  it("names a thread as its channel does: a channel's prompt renames an actor the API started", async () => {
     const made: string[] = [];
     const o = make({
       createRunner: (id) => {
@@ -433,21 +433,24 @@ describe("orchestrator (faux provider)", () => {
       },
     });
     await o.start();
-    // Addressed first under the listed spelling (an API client), with no run yet...
-    await o.reset("test:chat:default");
-    expect(o.status("test:chat").threadId).toBe("test:chat:default");
-    // ...then its channel's prompt, which names it "test:chat" (as Telegram names a chat).
+    const logged = () => store.readLog("test:chat:default").length;
+    // The API posts first, under the spelling GET /v1/threads lists (no handle: no channel).
+    o.send("test:chat:default", { type: "prompt", text: "from the api" });
+    await until(() => logged() === 2 && o.status("test:chat").state === "idle");
+    expect(made).toEqual(["test:chat:default"]);
+    // Its channel's prompt names it "test:chat" (as Telegram names a chat): a new runner, by that id.
     const t = recordingHandle("test:chat");
     o.send("test:chat", { type: "prompt", text: "hello", thread: t.handle });
     await until(() => t.finals().length === 1);
-    expect(made).toEqual(["test:chat"]);
+    expect(made).toEqual(["test:chat:default", "test:chat"]);
     expect(o.status("test:chat:default").threadId).toBe("test:chat");
-    // Once it has run, another spelling reaches the same actor and leaves its name alone.
-    const u = recordingHandle("test:chat:default");
-    o.send("test:chat:default", { type: "prompt", text: "again", thread: u.handle });
-    await until(() => u.finals().length === 1);
-    expect(made).toEqual(["test:chat"]);
+    // The API again: the same actor, its name and runner kept.
+    o.send("test:chat:default", { type: "prompt", text: "the api again" });
+    await until(() => logged() === 6 && o.status("test:chat").state === "idle");
+    expect(made).toEqual(["test:chat:default", "test:chat"]);
     expect(o.threads().map((s) => s.threadId)).toEqual(["test:chat"]);
+    // One conversation throughout: each run saw the ones before it.
+    expect(store.loadContext("test:chat")).toHaveLength(6);
   });
 
   it("re-runs a prompt whose run died after logging it without logging it twice", async () => {
