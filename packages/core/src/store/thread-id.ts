@@ -35,11 +35,18 @@ export function parseThreadId(threadId: string): ThreadRef {
  * ("http:api" and "http:api:default" are one thread, one directory). Throws like `parseThreadId`.
  */
 export function canonicalThreadId(threadId: string): string {
+  // The common case, checked without taking the id apart: adapter, channel and thread all there.
+  const first = threadId.indexOf(":");
+  const second = first === -1 ? -1 : threadId.indexOf(":", first + 1);
+  if (second > first + 1 && second < threadId.length - 1 && ADAPTER_PREFIX_RE.test(threadId)) {
+    return threadId;
+  }
   const ref = parseThreadId(threadId);
-  const canonical = `${ref.adapter}:${ref.channel}:${ref.thread}`;
-  // Already canonical (the common case): keep the caller's string rather than a copy of it.
-  return canonical === threadId ? threadId : canonical;
+  return `${ref.adapter}:${ref.channel}:${ref.thread}`;
 }
+
+/** An adapter name and its colon at the start of an id (ADAPTER_RE's rule). */
+const ADAPTER_PREFIX_RE = /^[a-z0-9][a-z0-9_-]{0,31}:/;
 
 /**
  * Encodes one id segment as a single safe path component: every byte outside [A-Za-z0-9_.-] is

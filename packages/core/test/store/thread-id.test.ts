@@ -12,6 +12,8 @@ describe("thread ids", () => {
     const spelt = "slack:C123:1234.5678:a";
     expect(canonicalThreadId(spelt)).toBe(spelt);
     expect(() => canonicalThreadId("NOT VALID")).toThrow(/Invalid thread id/);
+    // All three parts there is not enough: the adapter name must be one.
+    expect(() => canonicalThreadId("Bad Adapter:c:t")).toThrow(/Invalid thread id/);
   });
 
   it("splits adapter:channel:thread and keeps colons in the thread part", () => {
