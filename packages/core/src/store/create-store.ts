@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, renameSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { writeFileAtomic } from "./atomic-write.js";
@@ -13,7 +13,13 @@ import {
 } from "./durable-append.js";
 import { type JsonlTail, readJsonl, readJsonlBefore, readJsonlFrom } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
-import { canonicalThreadId, decodeSegment, encodeSegment, parseThreadId } from "./thread-id.js";
+import {
+  canonicalThreadId,
+  decodeSegment,
+  encodeSegment,
+  isShortenedSegment,
+  parseThreadId,
+} from "./thread-id.js";
 
 /** Per-thread filesystem state under GUPPY_HOME, in the layout `<home>/<adapter>/<channel>/<thread>/`. */
 export interface Store {
@@ -196,7 +202,14 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     },
     async openFiles(threadId) {
       const { dir, log, context } = pathsOf(threadId);
-      if (!ensured.has(dir)) await makeDirectoryAsync(dir);
+      if (!ensured.has(dir)) {
+        await makeDirectoryAsync(dir);
+        // A directory named after a shortened id says which thread it is (see `listThreads`).
+        if (isShortenedSegment(basename(dir)) || isShortenedSegment(basename(dirname(dir)))) {
+          const file = join(dir, THREAD_ID_FILE);
+          if (!existsSync(file)) writeFileAtomic(file, `${threadId}\n`);
+        }
+      }
       ensured.add(dir);
       await Promise.all([openForAppendAsync(log), openForAppendAsync(context)]);
     },
@@ -222,7 +235,10 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
           if (channel === "skills") continue;
           for (const thread of safeDirs(join(home, adapter, channel))) {
             if (thread === "skills") continue;
-            const id = threadIdOf(adapter, channel, thread);
+            const id =
+              isShortenedSegment(channel) || isShortenedSegment(thread)
+                ? storedThreadId(join(home, adapter, channel, thread))
+                : threadIdOf(adapter, channel, thread);
             if (id !== undefined) out.push(id);
           }
         }
@@ -239,6 +255,21 @@ const NOT_ADAPTERS = new Set(["skills", "memory", "logs", "access"]);
 function threadIdOf(adapter: string, channel: string, thread: string): string | undefined {
   try {
     return canonicalThreadId(`${adapter}:${decodeSegment(channel)}:${decodeSegment(thread)}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `<thread dir>/thread-id`: the thread's full id, written when the id was too long to name the
+ * directory after it whole (its segment was shortened to a prefix and a hash).
+ */
+export const THREAD_ID_FILE = "thread-id";
+
+/** The id a thread directory's `thread-id` file holds, if it holds a valid one. */
+function storedThreadId(dir: string): string | undefined {
+  try {
+    return canonicalThreadId(readFileSync(join(dir, THREAD_ID_FILE), "utf8").trim());
   } catch {
     return undefined;
   }

@@ -68,6 +68,11 @@ export function encodeSegment(segment: string): string {
   return out;
 }
 
+/** Whether encodeSegment shortened a segment (a readable prefix, "~" and a hash of the whole). */
+export function isShortenedSegment(encoded: string): boolean {
+  return /~[0-9a-f]{16}$/.test(encoded);
+}
+
 /** Inverse of encodeSegment for segments that were not shortened. */
 export function decodeSegment(encoded: string): string {
   if (encoded === "%00empty") return "";

@@ -207,6 +207,21 @@ describe("store", () => {
     expect(store.listThreads()).toContain("telegram:42:default");
   });
 
+  it("lists a thread whose id was too long to name its directory by the id it has", async () => {
+    const store = createStore({ home });
+    const longThread = `http:api:${"t".repeat(200)}`;
+    const longChannel = `slack:${"C".repeat(150)}:1700000000.1`;
+    await store.openFiles(longThread);
+    await store.openFiles(longChannel);
+    for (const id of [longThread, longChannel]) {
+      expect(store.threadDir(id)).toMatch(/~[0-9a-f]{16}$|~[0-9a-f]{16}\/1700000000\.1$/);
+    }
+    expect(store.listThreads().sort()).toEqual([longThread, longChannel].sort());
+    // Its file says which thread it is; one that lost it is not listed under a wrong id.
+    rmSync(join(store.threadDir(longThread), "thread-id"));
+    expect(store.listThreads()).toEqual([longChannel]);
+  });
+
   it("lists the threads from the directories alone, skipping guppy's own folders and names not of threads", () => {
     const store = createStore({ home });
     store.ensureThreadDir("http:api:one");
