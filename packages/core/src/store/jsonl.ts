@@ -73,20 +73,8 @@ export function readJsonlFrom<T>(
   logger: Logger,
   validate?: (value: unknown) => value is T,
 ): JsonlTail<T> {
-  // The file this process appends to is usually open already: read through that descriptor.
-  const shared = openAppendFd(path);
-  let fd: number;
-  if (shared !== undefined) fd = shared.fd;
-  else {
-    try {
-      fd = openSync(path, "r");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      return offset === 0 ? { records: [], end: 0 } : { restart: true };
-    }
-  }
-  try {
-    const size = shared !== undefined ? shared.size : fstatSync(fd).size;
+  const missing = (): JsonlTail<T> => (offset === 0 ? { records: [], end: 0 } : { restart: true });
+  return readOpen(path, missing, (fd, size): JsonlTail<T> => {
     if (size < offset) return { restart: true };
     if (size === offset) return { records: [], end: offset };
     const buf = readBytes(fd, offset, size - offset);
@@ -101,9 +89,7 @@ export function readJsonlFrom<T>(
       ),
     );
     return { records, end: offset + whole };
-  } finally {
-    if (shared === undefined) closeSync(fd);
-  }
+  });
 }
 
 /**
@@ -118,6 +104,26 @@ export function readJsonlBefore<T>(
   window: number,
   validate?: (value: unknown) => value is T,
 ): T[] | undefined {
+  return readOpen(
+    path,
+    () => undefined,
+    (fd, size) => {
+      if (offset <= 0 || size < offset) return undefined;
+      const start = Math.max(0, offset - window);
+      const buf = readBytes(fd, start, offset - start);
+      if (buf.length !== offset - start || buf[buf.length - 1] !== 0x0a) return undefined;
+      const first = start === 0 ? 0 : buf.indexOf(0x0a) + 1;
+      return parseLines(buf.subarray(first).toString("utf8"), validate, () => {});
+    },
+  );
+}
+
+/**
+ * `read` with a descriptor of `path` and the file's size: the descriptor this process keeps open
+ * for appending to it when there is one (usually: read through it), else one of its own, closed
+ * after. `missing` answers for a file that does not exist.
+ */
+function readOpen<R>(path: string, missing: () => R, read: (fd: number, size: number) => R): R {
   const shared = openAppendFd(path);
   let fd: number;
   if (shared !== undefined) fd = shared.fd;
@@ -126,17 +132,11 @@ export function readJsonlBefore<T>(
       fd = openSync(path, "r");
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      return undefined;
+      return missing();
     }
   }
   try {
-    const size = shared !== undefined ? shared.size : fstatSync(fd).size;
-    if (offset <= 0 || size < offset) return undefined;
-    const start = Math.max(0, offset - window);
-    const buf = readBytes(fd, start, offset - start);
-    if (buf.length !== offset - start || buf[buf.length - 1] !== 0x0a) return undefined;
-    const first = start === 0 ? 0 : buf.indexOf(0x0a) + 1;
-    return parseLines(buf.subarray(first).toString("utf8"), validate, () => {});
+    return read(fd, shared !== undefined ? shared.size : fstatSync(fd).size);
   } finally {
     if (shared === undefined) closeSync(fd);
   }
