@@ -235,10 +235,7 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
           if (channel === "skills") continue;
           for (const thread of safeDirs(join(home, adapter, channel))) {
             if (thread === "skills") continue;
-            const id =
-              isShortenedSegment(channel) || isShortenedSegment(thread)
-                ? storedThreadId(join(home, adapter, channel, thread))
-                : threadIdOf(adapter, channel, thread);
+            const id = threadIdOf(home, adapter, channel, thread);
             if (id !== undefined) out.push(id);
           }
         }
@@ -251,25 +248,28 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
 /** Directories of GUPPY_HOME that hold no threads. */
 const NOT_ADAPTERS = new Set(["skills", "memory", "logs", "access"]);
 
-/** The thread id of a directory, or undefined for one that is not a thread's (a name of the user's). */
-function threadIdOf(adapter: string, channel: string, thread: string): string | undefined {
-  try {
-    return canonicalThreadId(`${adapter}:${decodeSegment(channel)}:${decodeSegment(thread)}`);
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * `<thread dir>/thread-id`: the thread's full id, written when the id was too long to name the
  * directory after it whole (its segment was shortened to a prefix and a hash).
  */
 export const THREAD_ID_FILE = "thread-id";
 
-/** The id a thread directory's `thread-id` file holds, if it holds a valid one. */
-function storedThreadId(dir: string): string | undefined {
+/**
+ * The thread id of a directory — decoded from its names, or read from its `thread-id` file when
+ * a name was shortened — or undefined for one that is not a thread's (a name of the user's).
+ */
+function threadIdOf(
+  home: string,
+  adapter: string,
+  channel: string,
+  thread: string,
+): string | undefined {
   try {
-    return canonicalThreadId(readFileSync(join(dir, THREAD_ID_FILE), "utf8").trim());
+    return canonicalThreadId(
+      isShortenedSegment(channel) || isShortenedSegment(thread)
+        ? readFileSync(join(home, adapter, channel, thread, THREAD_ID_FILE), "utf8").trim()
+        : `${adapter}:${decodeSegment(channel)}:${decodeSegment(thread)}`,
+    );
   } catch {
     return undefined;
   }
