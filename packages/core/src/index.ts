@@ -130,6 +130,7 @@ export {
   parseThreadId,
   type ThreadRef,
 } from "./store/thread-id.js";
+export type { SavedThreadStatus } from "./store/thread-status-file.js";
 export { createCoreTools } from "./tools/create-tools.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export { createUploadTool, UPLOAD_MAX_BYTES } from "./tools/upload-tool.js";

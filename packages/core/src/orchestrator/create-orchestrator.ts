@@ -8,6 +8,7 @@ import { oneLine } from "../runner/message-text.js";
 import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
 import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
+import type { SavedThreadStatus } from "../store/thread-status-file.js";
 import { backfillMessage } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
 import { createLogTail, type LogTail } from "./log-tail.js";
@@ -91,6 +92,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   const limiter = createConcurrencyLimiter(options.maxConcurrent);
   const actors = new Map<string, Actor>();
   const links = new Map<string, ChannelLink>();
+  /**
+   * Threads' status.json as read for `status` while no agent of theirs was loaded (null: none),
+   * by canonical id. An entry goes when its actor saves a new one.
+   */
+  const savedStatuses = new Map<string, SavedThreadStatus | null>();
   const listeners = new Set<OrchestratorListener>();
   const counts = { accepted: 0, busy: 0, runs: 0, replayed: 0, reported: 0 };
   let started = false;
@@ -175,6 +181,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     if (actor.runner) {
       actor.snapshot = snapshot(actor.runner.stats());
       actor.runner = undefined;
+      saveStatus(actor);
       emit({ type: "deactivated", threadId: actor.threadId });
     }
     actor.handle = undefined;
@@ -186,6 +193,36 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     // cursor could not be saved: its prompt ids keep their log lines out of the next backfill.)
     if (saved) inbox.clear(actor.threadId);
     store.closeFiles(actor.threadId);
+  };
+
+  /** Writes the thread's figures to its status.json: its status with no agent loaded, after a restart too. */
+  const saveStatus = (actor: Actor) => {
+    if (!actor.snapshot) return;
+    try {
+      savedStatuses.delete(canonicalThreadId(actor.threadId));
+      store.saveStatus(actor.threadId, {
+        lastActivity: new Date(actor.lastActivity).toISOString(),
+        ...actor.snapshot,
+      });
+    } catch (error) {
+      logger.warn(`Could not save the status of ${actor.threadId}`, { error: String(error) });
+    }
+  };
+
+  /** What the thread's status.json says (read once), for a thread with no agent loaded. */
+  const savedStatus = (threadId: string): SavedThreadStatus | undefined => {
+    let key: string;
+    try {
+      key = canonicalThreadId(threadId);
+    } catch {
+      return undefined;
+    }
+    let saved = savedStatuses.get(key);
+    if (saved === undefined) {
+      saved = store.readStatus(key) ?? null;
+      savedStatuses.set(key, saved);
+    }
+    return saved ?? undefined;
   };
 
   const startDrain = (actor: Actor) => {
@@ -417,12 +454,15 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   function statusOf(threadId: string): ThreadStatus {
     const actor = existingActor(threadId);
     const runner = actor?.runner;
-    const snap = runner ? snapshot(runner.stats()) : actor?.snapshot;
+    // No agent loaded and no figures of this process: what the thread saved last time.
+    const saved = runner || actor?.snapshot ? undefined : savedStatus(threadId);
+    const snap = runner ? snapshot(runner.stats()) : (actor?.snapshot ?? saved);
+    const lastActivity = actor ? new Date(actor.lastActivity).toISOString() : saved?.lastActivity;
     return {
       threadId: actor?.threadId ?? threadId,
       state: actor?.running ? "running" : runner ? "idle" : "inactive",
       queued: (actor?.queue.length ?? 0) + (actor?.current && !actor.running ? 1 : 0),
-      ...(actor ? { lastActivity: new Date(actor.lastActivity).toISOString() } : {}),
+      ...(lastActivity ? { lastActivity } : {}),
       model: runner?.model.id ?? options.modelName ?? "",
       messages: snap?.messages ?? 0,
       contextTokens: snap?.contextTokens ?? 0,
@@ -551,9 +591,19 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     async reset(threadId) {
       const actor = actorFor(threadId);
       return whenNotRunning(actor, () => {
-        if (actor.runner) return actor.runner.reset();
-        actor.snapshot = undefined;
-        return store.archiveContext(actor.threadId);
+        const archived = actor.runner ? actor.runner.reset() : store.archiveContext(actor.threadId);
+        // The saved figures are the old context's: a fresh thread's replace them.
+        actor.snapshot = actor.runner
+          ? snapshot(actor.runner.stats())
+          : {
+              messages: 0,
+              contextTokens: 0,
+              contextWindow: options.contextWindow ?? 0,
+              cost: 0,
+              compactions: 0,
+            };
+        saveStatus(actor);
+        return archived;
       });
     },
 
@@ -633,7 +683,13 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         }
         await drains();
       }
-      for (const actor of actors.values()) saveCursor(actor);
+      for (const actor of actors.values()) {
+        saveCursor(actor);
+        if (actor.runner) {
+          actor.snapshot = snapshot(actor.runner.stats());
+          saveStatus(actor);
+        }
+      }
       inbox.close();
     },
 

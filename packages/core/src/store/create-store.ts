@@ -20,6 +20,11 @@ import {
   isShortenedSegment,
   parseThreadId,
 } from "./thread-id.js";
+import {
+  parseSavedStatus,
+  type SavedThreadStatus,
+  THREAD_STATUS_FILE,
+} from "./thread-status-file.js";
 
 /** Per-thread filesystem state under GUPPY_HOME, in the layout `<home>/<adapter>/<channel>/<thread>/`. */
 export interface Store {
@@ -58,6 +63,13 @@ export interface Store {
   archiveContext(threadId: string): string | undefined;
   /** Thread ids that have a directory on disk. */
   listThreads(): string[];
+  /**
+   * Writes the thread's `status.json` (not fsync'd). Nothing is written when the thread has no
+   * directory (never ran, or removed by hand): a lone status file would list a thread that is gone.
+   */
+  saveStatus(threadId: string, status: SavedThreadStatus): void;
+  /** The thread's `status.json`, or undefined when there is none or it does not parse. */
+  readStatus(threadId: string): SavedThreadStatus | undefined;
   /**
    * Creates the thread's directory, log.jsonl and context.jsonl off the event loop if missing, and
    * keeps them open for the appends of its next run (the orchestrator calls it before a run of an
@@ -224,6 +236,25 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       ensured.delete(dir);
       ensured.delete(join(dir, "artifacts"));
       threadPaths.delete(threadId);
+    },
+    saveStatus(threadId, status) {
+      const path = join(threadDir(threadId), THREAD_STATUS_FILE);
+      try {
+        writeFileAtomic(path, `${JSON.stringify(status)}\n`, { sync: false });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      }
+    },
+    readStatus(threadId) {
+      let text: string;
+      try {
+        text = readFileSync(join(threadDir(threadId), THREAD_STATUS_FILE), "utf8");
+      } catch {
+        return undefined;
+      }
+      const status = parseSavedStatus(text);
+      if (!status) logger.warn(`Ignored ${THREAD_STATUS_FILE} of ${threadId}: not a saved status`);
+      return status;
     },
     listThreads() {
       // Three directory listings per channel, no look at each thread's files: with thousands of

@@ -316,6 +316,82 @@ describe("orchestrator (faux provider)", () => {
     expect(store.loadContext(id)).toHaveLength(4);
   });
 
+  it("keeps a thread's figures and last activity for status after a restart, without loading its agent", async () => {
+    const first = make({ idleTimeoutMs: 40, createRunner: (id) => runnerFor(id, { tools: [] }) });
+    await first.start();
+    const idle = recordingHandle("test:c:went-idle");
+    const busy = recordingHandle("test:c:still-loaded");
+    first.send(idle.handle.threadId, { type: "prompt", text: "one", thread: idle.handle });
+    await until(() => idle.finals().length === 1);
+    await until(() => first.status(idle.handle.threadId).state === "inactive");
+    const idleBefore = first.status(idle.handle.threadId);
+    await first.shutdown(0);
+    // This one is still loaded at shutdown: its figures are saved then.
+    const second = make({ createRunner: (id) => runnerFor(id, { tools: [] }) });
+    await second.start();
+    second.send(busy.handle.threadId, { type: "prompt", text: "two", thread: busy.handle });
+    await until(() => busy.finals().length === 1);
+    const busyBefore = second.status(busy.handle.threadId);
+    expect(busyBefore).toMatchObject({ state: "idle", messages: 2 });
+    await second.shutdown(0);
+
+    let created = 0;
+    const third = make({
+      createRunner: (id) => {
+        created++;
+        return runnerFor(id, { tools: [] });
+      },
+    });
+    await third.start();
+    for (const before of [idleBefore, busyBefore]) {
+      const after = third.status(before.threadId);
+      expect(after).toMatchObject({
+        state: "inactive",
+        lastActivity: before.lastActivity,
+        messages: 2,
+        contextTokens: before.contextTokens,
+        contextWindow: 100_000,
+        cost: before.cost,
+      });
+      expect(after.contextTokens).toBeGreaterThan(0);
+    }
+    expect(third.threads().map((s) => [s.threadId, s.messages])).toEqual([
+      ["test:c:still-loaded", 2],
+      ["test:c:went-idle", 2],
+    ]);
+    expect(created).toBe(0);
+
+    // A reset starts the figures over, for the status that outlives the process too.
+    await third.reset(idle.handle.threadId);
+    expect(third.status(idle.handle.threadId)).toMatchObject({ messages: 0, contextTokens: 0 });
+    await third.shutdown(0);
+    const fourth = make();
+    expect(fourth.status(idle.handle.threadId)).toMatchObject({ messages: 0, contextTokens: 0 });
+    expect(fourth.status(busy.handle.threadId).messages).toBe(2);
+    expect(created).toBe(0);
+  });
+
+  it("ignores a status.json that is not one, and writes none for a thread whose directory is gone", async () => {
+    const o = make({ idleTimeoutMs: 40, createRunner: (id) => runnerFor(id, { tools: [] }) });
+    await o.start();
+    const t = recordingHandle("test:c:odd");
+    const id = t.handle.threadId;
+    mkdirSync(store.threadDir(id), { recursive: true });
+    writeFileSync(
+      join(store.threadDir(id), "status.json"),
+      '{"lastActivity":"2026-01-02T03:04:05.000Z","messages":"many","contextTokens":1}',
+    );
+    expect(o.status(id)).toMatchObject({ state: "inactive", messages: 0 });
+    expect(o.status(id).lastActivity).toBeUndefined();
+
+    o.send(id, { type: "prompt", text: "hello", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    // Removed by hand while loaded: going idle does not bring the directory back.
+    rmSync(store.threadDir(id), { recursive: true });
+    await until(() => o.status(id).state === "inactive");
+    expect(existsSync(store.threadDir(id))).toBe(false);
+  });
+
   it("starts an idle thread afresh when its directory was deleted while it was inactive", async () => {
     const o = make({ idleTimeoutMs: 40, createRunner: (id) => runnerFor(id, { tools: [] }) });
     await o.start();

@@ -446,6 +446,22 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
         .split("\n");
       expect(log.every((line) => JSON.parse(line).level >= 10)).toBe(true);
       expect(log.some((line) => JSON.parse(line).msg === "shutdown complete")).toBe(true);
+
+      // The next gateway lists the thread with the figures it had, without loading its agent.
+      const next = await serve(dir);
+      const { threads } = (await (await next.api("/v1/threads")).json()) as {
+        threads: Array<{
+          id: string;
+          state: string;
+          last_activity: string | null;
+          messages: number;
+          tokens: { context: number };
+        }>;
+      };
+      const drained = threads.find((t) => t.id === "http:api:drain");
+      expect(drained).toMatchObject({ state: "inactive", messages: 4 });
+      expect(Date.parse(drained?.last_activity ?? "")).toBeGreaterThan(Date.now() - 60_000);
+      expect(drained?.tokens.context).toBeGreaterThan(0);
     },
     30_000,
   );

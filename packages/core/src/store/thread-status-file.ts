@@ -1,0 +1,60 @@
+import type { Usage } from "@mariozechner/pi-ai";
+
+/**
+ * `<thread dir>/status.json`: a thread's figures as of its last deactivation (or shutdown, or
+ * reset), so `/status` and `GET /v1/threads` can show them while no agent of the thread is
+ * loaded — after a restart too — without loading its context.
+ */
+export const THREAD_STATUS_FILE = "status.json";
+
+export interface SavedThreadStatus {
+  /** ISO time of the thread's last message or run end. */
+  lastActivity: string;
+  messages: number;
+  contextTokens: number;
+  contextWindow: number;
+  compactions: number;
+  cost: number;
+  lastUsage?: Usage;
+}
+
+const NUMBER_FIELDS = [
+  "messages",
+  "contextTokens",
+  "contextWindow",
+  "compactions",
+  "cost",
+] as const;
+
+/** The saved status in `text`, or undefined when it is not one (torn, edited, another version). */
+export function parseSavedStatus(text: string): SavedThreadStatus | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (value === null || typeof value !== "object") return undefined;
+  const v = value as Record<string, unknown>;
+  if (typeof v.lastActivity !== "string" || Number.isNaN(Date.parse(v.lastActivity))) {
+    return undefined;
+  }
+  for (const field of NUMBER_FIELDS) {
+    if (typeof v[field] !== "number" || !Number.isFinite(v[field])) return undefined;
+  }
+  const usage = v.lastUsage as Record<string, unknown> | undefined;
+  const usable =
+    usage !== null &&
+    typeof usage === "object" &&
+    typeof usage.input === "number" &&
+    typeof usage.output === "number";
+  return {
+    lastActivity: v.lastActivity,
+    messages: v.messages as number,
+    contextTokens: v.contextTokens as number,
+    contextWindow: v.contextWindow as number,
+    compactions: v.compactions as number,
+    cost: v.cost as number,
+    ...(usable ? { lastUsage: usage as unknown as Usage } : {}),
+  };
+}
