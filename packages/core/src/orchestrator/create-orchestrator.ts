@@ -58,7 +58,7 @@ interface StatsSnapshot {
   lastUsage?: RunnerStats["lastUsage"];
 }
 
-/** One thread's actor. Inactive (no runner) it holds a few small fields. */
+/** One thread's actor, kept while the thread is active (evicted at its idle timeout, see `deactivate`). */
 interface Actor {
   threadId: string;
   queue: QueuedPrompt[];
@@ -171,17 +171,23 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
 
   const scheduleIdle = (actor: Actor) => {
     if (actor.idleTimer) clearTimeout(actor.idleTimer);
-    actor.idleTimer = setTimeout(() => deactivate(actor), options.idleTimeoutMs);
+    actor.idleTimer = setTimeout(() => deactivate(actor, true), options.idleTimeoutMs);
     actor.idleTimer.unref?.();
   };
 
-  const deactivate = (actor: Actor) => {
+  /**
+   * Drops the thread's runner and saves what it knew. `evict` (its idle timeout): the actor goes
+   * too once its figures and log cursor are on disk — an inactive thread then costs nothing here,
+   * and its status is read from status.json like that of a thread from before a restart.
+   */
+  const deactivate = (actor: Actor, evict = false) => {
     actor.idleTimer = undefined;
     if (actor.running || actor.current || actor.queue.length > 0) return;
+    let statusSaved = true;
     if (actor.runner) {
       actor.snapshot = snapshot(actor.runner.stats());
       actor.runner = undefined;
-      saveStatus(actor);
+      statusSaved = saveStatus(actor);
       emit({ type: "deactivated", threadId: actor.threadId });
     }
     actor.handle = undefined;
@@ -193,19 +199,23 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     // cursor could not be saved: its prompt ids keep their log lines out of the next backfill.)
     if (saved) inbox.clear(actor.threadId);
     store.closeFiles(actor.threadId);
+    const key = canonicalThreadId(actor.threadId);
+    if (evict && saved && statusSaved && actors.get(key) === actor) actors.delete(key);
   };
 
   /** Writes the thread's figures to its status.json: its status with no agent loaded, after a restart too. */
-  const saveStatus = (actor: Actor) => {
-    if (!actor.snapshot) return;
+  const saveStatus = (actor: Actor): boolean => {
+    if (!actor.snapshot) return true;
     try {
       savedStatuses.delete(canonicalThreadId(actor.threadId));
       store.saveStatus(actor.threadId, {
         lastActivity: new Date(actor.lastActivity).toISOString(),
         ...actor.snapshot,
       });
+      return true;
     } catch (error) {
       logger.warn(`Could not save the status of ${actor.threadId}`, { error: String(error) });
+      return false;
     }
   };
 

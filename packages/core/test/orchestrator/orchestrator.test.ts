@@ -307,6 +307,9 @@ describe("orchestrator (faux provider)", () => {
     expect(journal()).not.toContain('"t":"cleared"');
     await until(() => o.status(id).state === "inactive");
     expect(o.counters().loadedRunners).toBe(0);
+    // Nothing of the thread stays in memory: its figures are read back from its status.json.
+    expect(o.counters().activeActors).toBe(0);
+    expect(o.status(id).lastActivity).toBeDefined();
     // Every prompt of the thread was answered and its log cursor saved: the journal says so.
     expect(journal()).toContain(`{"t":"cleared","threadId":"${id}"}`);
     expect(o.status(id).messages).toBe(2);
@@ -369,6 +372,27 @@ describe("orchestrator (faux provider)", () => {
     expect(fourth.status(idle.handle.threadId)).toMatchObject({ messages: 0, contextTokens: 0 });
     expect(fourth.status(busy.handle.threadId).messages).toBe(2);
     expect(created).toBe(0);
+  });
+
+  it("keeps an idle thread's actor, figures and all, when its status.json could not be written", async () => {
+    const failing: Store = {
+      ...store,
+      saveStatus: () => {
+        throw new Error("ENOSPC: no space left on device");
+      },
+    };
+    const o = make({
+      store: failing,
+      idleTimeoutMs: 40,
+      createRunner: (id) => runnerFor(id, { tools: [] }),
+    });
+    await o.start();
+    const t = recordingHandle("test:c:full-disk");
+    o.send(t.handle.threadId, { type: "prompt", text: "hello", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    await until(() => o.counters().loadedRunners === 0);
+    expect(o.counters().activeActors).toBe(1);
+    expect(o.status(t.handle.threadId)).toMatchObject({ state: "inactive", messages: 2 });
   });
 
   it("ignores a status.json that is not one, and writes none for a thread whose directory is gone", async () => {
