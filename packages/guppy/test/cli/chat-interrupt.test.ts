@@ -47,10 +47,12 @@ describe("interrupting guppy chat", () => {
     child.stderr.on("data", (d) => {
       stderr += d;
     });
+    // The shell creates the file before `echo` writes the pid into it: wait for the number.
+    const pid = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0);
     const deadline = Date.now() + 10_000;
-    while (!existsSync(pidFile) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 25));
-    const sleeper = Number(readFileSync(pidFile, "utf8").trim());
+    while (!(pid() > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    const sleeper = pid();
+    expect(sleeper).toBeGreaterThan(0);
     expect(isAlive(sleeper)).toBe(true);
     child.kill("SIGINT");
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
