@@ -203,6 +203,15 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     if (evict && saved && statusSaved && actors.get(key) === actor) actors.delete(key);
   };
 
+  /**
+   * Starts the idle timeout of an actor a command (reset, compact) used outside any run: a run's
+   * end starts it otherwise, and without it the runner and actor would stay until the next prompt.
+   */
+  const idleIfQuiet = (actor: Actor) => {
+    if (stopping || actor.running || actor.current || actor.drain || actor.queue.length > 0) return;
+    scheduleIdle(actor);
+  };
+
   /** Writes the thread's figures to its status.json: its status with no agent loaded, after a restart too. */
   const saveStatus = (actor: Actor): boolean => {
     if (!actor.snapshot) return true;
@@ -613,6 +622,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
               compactions: 0,
             };
         saveStatus(actor);
+        idleIfQuiet(actor);
         return archived;
       });
     },
@@ -620,7 +630,12 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     async compact(threadId) {
       const actor = actorFor(threadId);
       const runner = await whenNotRunning(actor, () => activate(actor));
-      return describeCompaction(await runner.compact());
+      try {
+        return describeCompaction(await runner.compact());
+      } finally {
+        // A runner loaded for the compaction alone goes at the idle timeout like any other.
+        idleIfQuiet(actor);
+      }
     },
 
     status: statusOf,

@@ -236,6 +236,30 @@ describe("orchestrator (faux provider)", () => {
     expect(after.messages).toBeLessThan(before.messages);
   });
 
+  it("unloads a runner that /compact or /new loaded on an inactive thread at the idle timeout", async () => {
+    const o = make({
+      idleTimeoutMs: 40,
+      createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
+    });
+    await o.start();
+    const t = recordingHandle("test:c:commands");
+    const id = t.handle.threadId;
+    for (const text of ["one", "two", "three"])
+      o.send(id, { type: "prompt", text, thread: t.handle });
+    await until(() => t.finals().length === 3);
+    await until(() => o.counters().activeActors === 0);
+
+    expect(await o.compact(id)).toMatch(/^Compacted:/);
+    expect(o.status(id)).toMatchObject({ state: "idle", compactions: 1 });
+    await until(() => o.counters().activeActors === 0);
+    expect(o.counters().loadedRunners).toBe(0);
+    expect(o.status(id)).toMatchObject({ state: "inactive", compactions: 1 });
+
+    await o.reset(id);
+    expect(o.status(id)).toMatchObject({ messages: 0, compactions: 0 });
+    await until(() => o.counters().activeActors === 0);
+  });
+
   it("answers 'busy' over the queue depth, counts it, and still runs what was queued", async () => {
     const o = make({ queueDepth: 2 });
     await o.start();
