@@ -629,7 +629,12 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
 
     async compact(threadId) {
       const actor = actorFor(threadId);
-      const runner = await whenNotRunning(actor, () => activate(actor));
+      const runner = await whenNotRunning(actor, () => {
+        // Not deactivated while it compacts: the timeout starts again when it is done.
+        if (actor.idleTimer) clearTimeout(actor.idleTimer);
+        actor.idleTimer = undefined;
+        return activate(actor);
+      });
       try {
         return describeCompaction(await runner.compact());
       } finally {

@@ -260,6 +260,31 @@ describe("orchestrator (faux provider)", () => {
     await until(() => o.counters().activeActors === 0);
   });
 
+  it("does not deactivate a thread while /compact runs on it, however long the summary takes", async () => {
+    const o = make({
+      idleTimeoutMs: 40,
+      createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
+    });
+    await o.start();
+    const t = recordingHandle("test:c:slow-summary");
+    const id = t.handle.threadId;
+    for (const text of ["one", "two", "three"])
+      o.send(id, { type: "prompt", text, thread: t.handle });
+    await until(() => t.finals().length === 3);
+    // The idle timeout (40 ms) is running; the summary takes longer than that.
+    faux.setResponses([
+      async () => {
+        await new Promise((r) => setTimeout(r, 150));
+        return fauxAssistantMessage("a summary");
+      },
+    ]);
+    expect(await o.compact(id)).toMatch(/^Compacted:/);
+    expect(o.status(id)).toMatchObject({ state: "idle", compactions: 1 });
+    expect(o.counters().activeActors).toBe(1);
+    await until(() => o.counters().activeActors === 0);
+    expect(o.status(id)).toMatchObject({ state: "inactive", compactions: 1 });
+  });
+
   it("answers 'busy' over the queue depth, counts it, and still runs what was queued", async () => {
     const o = make({ queueDepth: 2 });
     await o.start();
