@@ -73,6 +73,8 @@ interface Actor {
   snapshot?: StatsSnapshot;
   /** The thread's log.jsonl as read so far (backfill), while the actor is active. */
   log?: LogTail;
+  /** Set while `/compact` runs on the thread's runner: prompts wait for it (see `drain`). */
+  compacting?: Promise<void>;
   /** Run synchronously when the current run ends (reset / compact wait for it). */
   afterRun?: Array<() => void>;
 }
@@ -182,7 +184,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
    */
   const deactivate = (actor: Actor, evict = false) => {
     actor.idleTimer = undefined;
-    if (actor.running || actor.current || actor.queue.length > 0) return;
+    if (actor.running || actor.current || actor.queue.length > 0 || actor.compacting) return;
     let statusSaved = true;
     if (actor.runner) {
       actor.snapshot = snapshot(actor.runner.stats());
@@ -208,7 +210,9 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
    * end starts it otherwise, and without it the runner and actor would stay until the next prompt.
    */
   const idleIfQuiet = (actor: Actor) => {
-    if (stopping || actor.running || actor.current || actor.drain || actor.queue.length > 0) return;
+    if (stopping || actor.running || actor.current || actor.drain || actor.queue.length > 0) {
+      return;
+    }
     scheduleIdle(actor);
   };
 
@@ -258,6 +262,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
 
   async function drain(actor: Actor): Promise<void> {
     while (actor.queue.length > 0 && !stopping) {
+      // A prompt sent while /compact runs waits for it: the runner does one thing at a time.
+      if (actor.compacting) {
+        await actor.compacting;
+        continue;
+      }
       const item = actor.queue.shift() as QueuedPrompt;
       actor.current = item;
       // The place in the FIFO is taken at once; a new thread's files are created meanwhile.
@@ -268,6 +277,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
           // Not started: it stays accepted in the inbox and runs after the next start.
           actor.queue.unshift(item);
           break;
+        }
+        if (actor.compacting) {
+          // Began while this one waited for its slot: it goes back to the front, to wait above.
+          actor.queue.unshift(item);
+          continue;
         }
         await runItem(actor, item);
       } catch (error) {
@@ -507,6 +521,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
           spelling !== actor.threadId &&
           !actor.running &&
           !actor.current &&
+          !actor.compacting &&
           actor.queue.length === 0
         ) {
           touch(actor);
@@ -629,15 +644,24 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
 
     async compact(threadId) {
       const actor = actorFor(threadId);
+      let compacted = () => {};
       const runner = await whenNotRunning(actor, () => {
+        if (actor.compacting) throw new Error("A compaction is already running in this thread.");
+        const loaded = activate(actor);
+        // Set at once (at the end of the run it waited for), before the next prompt can start.
+        actor.compacting = new Promise<void>((resolve) => {
+          compacted = resolve;
+        });
         // Not deactivated while it compacts: the timeout starts again when it is done.
         if (actor.idleTimer) clearTimeout(actor.idleTimer);
         actor.idleTimer = undefined;
-        return activate(actor);
+        return loaded;
       });
       try {
         return describeCompaction(await runner.compact());
       } finally {
+        actor.compacting = undefined;
+        compacted();
         // A runner loaded for the compaction alone goes at the idle timeout like any other.
         idleIfQuiet(actor);
       }

@@ -260,7 +260,7 @@ describe("orchestrator (faux provider)", () => {
     await until(() => o.counters().activeActors === 0);
   });
 
-  it("does not deactivate a thread while /compact runs on it, however long the summary takes", async () => {
+  it("keeps a thread active while /compact runs, and runs a prompt sent meanwhile after it", async () => {
     const o = make({
       idleTimeoutMs: 40,
       createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
@@ -277,8 +277,15 @@ describe("orchestrator (faux provider)", () => {
         await new Promise((r) => setTimeout(r, 150));
         return fauxAssistantMessage("a summary");
       },
+      script,
     ]);
-    expect(await o.compact(id)).toMatch(/^Compacted:/);
+    const compaction = o.compact(id);
+    await new Promise((r) => setTimeout(r, 20));
+    // A prompt sent meanwhile waits for the compaction instead of failing on a busy runner.
+    o.send(id, { type: "prompt", text: "four", thread: t.handle });
+    expect(await compaction).toMatch(/^Compacted:/);
+    await until(() => t.finals().length === 4);
+    expect(t.finals()[3]).toMatchObject({ stopReason: "stop", text: "re: four" });
     expect(o.status(id)).toMatchObject({ state: "idle", compactions: 1 });
     expect(o.counters().activeActors).toBe(1);
     await until(() => o.counters().activeActors === 0);
