@@ -624,6 +624,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
 
     async reset(threadId) {
       const actor = actorFor(threadId);
+      // After a /compact under way (its runner is busy until then), as after a running turn.
+      while (actor.compacting) await actor.compacting;
       return whenNotRunning(actor, () => {
         const archived = actor.runner ? actor.runner.reset() : store.archiveContext(actor.threadId);
         // The saved figures are the old context's: a fresh thread's replace them.

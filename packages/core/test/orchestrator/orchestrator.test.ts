@@ -290,6 +290,20 @@ describe("orchestrator (faux provider)", () => {
     expect(o.counters().activeActors).toBe(1);
     await until(() => o.counters().activeActors === 0);
     expect(o.status(id)).toMatchObject({ state: "inactive", compactions: 1 });
+
+    // /new sent while a compaction runs waits for it rather than failing.
+    faux.setResponses([
+      async () => {
+        await new Promise((r) => setTimeout(r, 100));
+        return fauxAssistantMessage("another summary");
+      },
+    ]);
+    const again = o.compact(id);
+    await new Promise((r) => setTimeout(r, 20));
+    const archived = await o.reset(id);
+    expect(await again).toMatch(/^Compacted:/);
+    expect(archived).toMatch(/context-.*\.jsonl$/);
+    expect(o.status(id)).toMatchObject({ messages: 0, compactions: 0 });
   });
 
   it("answers 'busy' over the queue depth, counts it, and still runs what was queued", async () => {
