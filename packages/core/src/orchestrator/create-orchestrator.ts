@@ -585,7 +585,9 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
           );
           return { status: "dropped", reason: "nothing is running" };
         }
-        const delivered = actor.running && actor.runner !== undefined;
+        // A /compact under way is stopped too (its summary request is cancelled).
+        const delivered =
+          (actor.running || actor.compacting !== undefined) && actor.runner !== undefined;
         if (delivered) actor.runner?.abort();
         emit({ type: "aborted", threadId, delivered });
         if (delivered) return { status: "delivered" };

@@ -291,6 +291,25 @@ describe("orchestrator (faux provider)", () => {
     await until(() => o.counters().activeActors === 0);
     expect(o.status(id)).toMatchObject({ state: "inactive", compactions: 1 });
 
+    // /stop reaches a compaction under way: its summary request is cancelled.
+    faux.setResponses([
+      (_context, options) =>
+        new Promise((resolve) => {
+          const timer = setTimeout(() => resolve(fauxAssistantMessage("too late")), 5000);
+          options?.signal?.addEventListener("abort", () => {
+            clearTimeout(timer);
+            resolve(fauxAssistantMessage("", { stopReason: "aborted" }));
+          });
+        }),
+    ]);
+    const stopped = o.compact(id);
+    await new Promise((r) => setTimeout(r, 20));
+    const t0 = Date.now();
+    expect(o.send(id, { type: "abort" })).toEqual({ status: "delivered" });
+    expect(await stopped).toBe("Nothing to compact: stopped.");
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(o.status(id).compactions).toBe(1);
+
     // /new sent while a compaction runs waits for it rather than failing.
     faux.setResponses([
       async () => {
