@@ -734,7 +734,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       clearTimeout(timer);
       if (outcome === "timeout") {
         for (const actor of actors.values()) {
-          if (actor.running) {
+          // A /compact under way holds the prompts queued behind it: it is stopped too.
+          if (actor.running || actor.compacting) {
             logger.warn(`Aborting the run of ${actor.threadId} (shutdown grace is over)`);
             actor.runner?.abort();
           }

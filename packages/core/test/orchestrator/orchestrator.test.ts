@@ -325,6 +325,38 @@ describe("orchestrator (faux provider)", () => {
     expect(o.status(id)).toMatchObject({ messages: 0, compactions: 0 });
   });
 
+  it("stops a /compact that holds queued prompts when the shutdown grace runs out", async () => {
+    const o = make({
+      createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
+    });
+    await o.start();
+    const t = recordingHandle("test:c:compact-at-shutdown");
+    const id = t.handle.threadId;
+    for (const text of ["one", "two", "three"])
+      o.send(id, { type: "prompt", text, thread: t.handle });
+    await until(() => t.finals().length === 3);
+    faux.setResponses([
+      (_context, options) =>
+        new Promise((resolve) => {
+          const timer = setTimeout(() => resolve(fauxAssistantMessage("too late")), 5000);
+          options?.signal?.addEventListener("abort", () => {
+            clearTimeout(timer);
+            resolve(fauxAssistantMessage("", { stopReason: "aborted" }));
+          });
+        }),
+    ]);
+    const compaction = o.compact(id);
+    await new Promise((r) => setTimeout(r, 20));
+    o.send(id, { type: "prompt", text: "four", thread: t.handle });
+    const t0 = Date.now();
+    await o.shutdown(50);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(await compaction).toBe("Nothing to compact: stopped.");
+    // Not run: it stays accepted in the inbox for the next start.
+    expect(t.finals()).toHaveLength(3);
+    expect(readFileSync(join(home, INBOX_FILE), "utf8")).toContain('"text":"four"');
+  });
+
   it("answers 'busy' over the queue depth, counts it, and still runs what was queued", async () => {
     const o = make({ queueDepth: 2 });
     await o.start();
