@@ -8,7 +8,7 @@ import { oneLine } from "../runner/message-text.js";
 import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
 import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
-import type { SavedThreadStatus } from "../store/thread-status-file.js";
+import type { SavedThreadStatus, ThreadFigures } from "../store/thread-status-file.js";
 import { backfillMessage } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
 import { createLogTail, type LogTail } from "./log-tail.js";
@@ -49,15 +49,6 @@ interface QueuedPrompt {
   replay?: PendingPrompt;
 }
 
-interface StatsSnapshot {
-  messages: number;
-  contextTokens: number;
-  contextWindow: number;
-  cost: number;
-  compactions: number;
-  lastUsage?: RunnerStats["lastUsage"];
-}
-
 /** One thread's actor, kept while the thread is active (evicted at its idle timeout, see `deactivate`). */
 interface Actor {
   threadId: string;
@@ -70,7 +61,7 @@ interface Actor {
   handle?: ThreadHandle;
   idleTimer?: NodeJS.Timeout;
   lastActivity: number;
-  snapshot?: StatsSnapshot;
+  snapshot?: ThreadFigures;
   /** The thread's log.jsonl as read so far (backfill), while the actor is active. */
   log?: LogTail;
   /** Set while `/compact` runs on the thread's runner: prompts wait for it (see `drain`). */
@@ -776,7 +767,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   return orchestrator;
 }
 
-function snapshot(stats: RunnerStats): StatsSnapshot {
+function snapshot(stats: RunnerStats): ThreadFigures {
   return {
     messages: stats.messages,
     contextTokens: stats.context.tokens,

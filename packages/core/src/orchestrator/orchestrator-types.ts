@@ -1,4 +1,4 @@
-import type { Usage } from "@mariozechner/pi-ai";
+import type { ThreadFigures } from "../store/thread-status-file.js";
 import type { ActorMessage, ThreadHandle } from "./thread-handle.js";
 
 /**
@@ -20,7 +20,7 @@ export type SendResult =
   | { status: "refused"; reason: string };
 
 /** A thread as `/status`, `GET /v1/threads` and the gateway's logs see it. */
-export interface ThreadStatus {
+export interface ThreadStatus extends ThreadFigures {
   threadId: string;
   /** inactive: no agent loaded; idle: loaded, nothing running; running: a run is under way. */
   state: "inactive" | "idle" | "running";
@@ -28,13 +28,6 @@ export interface ThreadStatus {
   /** ISO time of the last message or run end. */
   lastActivity?: string;
   model: string;
-  messages: number;
-  contextTokens: number;
-  contextWindow: number;
-  compactions: number;
-  /** Sums over the thread's requests. */
-  cost: number;
-  lastUsage?: Usage;
 }
 
 /**

@@ -7,15 +7,20 @@ import type { Usage } from "@mariozechner/pi-ai";
  */
 export const THREAD_STATUS_FILE = "status.json";
 
-export interface SavedThreadStatus {
-  /** ISO time of the thread's last message or run end. */
-  lastActivity: string;
+/** A thread's context and cost figures, as `/status` and `GET /v1/threads` show them. */
+export interface ThreadFigures {
   messages: number;
   contextTokens: number;
   contextWindow: number;
   compactions: number;
+  /** Sums over the thread's requests. */
   cost: number;
   lastUsage?: Usage;
+}
+
+export interface SavedThreadStatus extends ThreadFigures {
+  /** ISO time of the thread's last message or run end. */
+  lastActivity: string;
 }
 
 const NUMBER_FIELDS = [

@@ -5,6 +5,7 @@ import type { AgentTool } from "@mariozechner/pi-agent-core";
 import {
   type Context,
   type FauxProviderRegistration,
+  type FauxResponseFactory,
   fauxAssistantMessage,
   fauxToolCall,
   registerFauxProvider,
@@ -162,6 +163,34 @@ describe("orchestrator (faux provider)", () => {
     return o;
   };
 
+  /**
+   * A thread with three answered prompts, on an orchestrator whose runners compact all but the
+   * last 10 tokens (so /compact has something to summarise).
+   */
+  const threadWithHistory = async (name: string, overrides: Partial<OrchestratorOptions> = {}) => {
+    const o = make({
+      createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
+      ...overrides,
+    });
+    await o.start();
+    const t = recordingHandle(`test:c:${name}`);
+    for (const text of ["one", "two", "three"]) {
+      o.send(t.handle.threadId, { type: "prompt", text, thread: t.handle });
+    }
+    await until(() => t.finals().length === 3);
+    return { o, t, id: t.handle.threadId };
+  };
+
+  /** A summary that comes after 5 s, unless its request is aborted first. */
+  const stoppableSummary: FauxResponseFactory = (_context, options) =>
+    new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(fauxAssistantMessage("too late")), 5000);
+      options?.signal?.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve(fauxAssistantMessage("", { stopReason: "aborted" }));
+      });
+    });
+
   it("answers every prompt of a thread in order, one run at a time", async () => {
     const o = make();
     await o.start();
@@ -237,16 +266,7 @@ describe("orchestrator (faux provider)", () => {
   });
 
   it("unloads a runner that /compact or /new loaded on an inactive thread at the idle timeout", async () => {
-    const o = make({
-      idleTimeoutMs: 40,
-      createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
-    });
-    await o.start();
-    const t = recordingHandle("test:c:commands");
-    const id = t.handle.threadId;
-    for (const text of ["one", "two", "three"])
-      o.send(id, { type: "prompt", text, thread: t.handle });
-    await until(() => t.finals().length === 3);
+    const { o, id } = await threadWithHistory("commands", { idleTimeoutMs: 40 });
     await until(() => o.counters().activeActors === 0);
 
     expect(await o.compact(id)).toMatch(/^Compacted:/);
@@ -261,16 +281,7 @@ describe("orchestrator (faux provider)", () => {
   });
 
   it("keeps a thread active while /compact runs, and runs a prompt sent meanwhile after it", async () => {
-    const o = make({
-      idleTimeoutMs: 40,
-      createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
-    });
-    await o.start();
-    const t = recordingHandle("test:c:slow-summary");
-    const id = t.handle.threadId;
-    for (const text of ["one", "two", "three"])
-      o.send(id, { type: "prompt", text, thread: t.handle });
-    await until(() => t.finals().length === 3);
+    const { o, t, id } = await threadWithHistory("slow-summary", { idleTimeoutMs: 40 });
     // The idle timeout (40 ms) is running; the summary takes longer than that.
     faux.setResponses([
       async () => {
@@ -292,16 +303,7 @@ describe("orchestrator (faux provider)", () => {
     expect(o.status(id)).toMatchObject({ state: "inactive", compactions: 1 });
 
     // /stop reaches a compaction under way: its summary request is cancelled.
-    faux.setResponses([
-      (_context, options) =>
-        new Promise((resolve) => {
-          const timer = setTimeout(() => resolve(fauxAssistantMessage("too late")), 5000);
-          options?.signal?.addEventListener("abort", () => {
-            clearTimeout(timer);
-            resolve(fauxAssistantMessage("", { stopReason: "aborted" }));
-          });
-        }),
-    ]);
+    faux.setResponses([stoppableSummary]);
     const stopped = o.compact(id);
     await new Promise((r) => setTimeout(r, 20));
     const t0 = Date.now();
@@ -326,25 +328,8 @@ describe("orchestrator (faux provider)", () => {
   });
 
   it("stops a /compact that holds queued prompts when the shutdown grace runs out", async () => {
-    const o = make({
-      createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
-    });
-    await o.start();
-    const t = recordingHandle("test:c:compact-at-shutdown");
-    const id = t.handle.threadId;
-    for (const text of ["one", "two", "three"])
-      o.send(id, { type: "prompt", text, thread: t.handle });
-    await until(() => t.finals().length === 3);
-    faux.setResponses([
-      (_context, options) =>
-        new Promise((resolve) => {
-          const timer = setTimeout(() => resolve(fauxAssistantMessage("too late")), 5000);
-          options?.signal?.addEventListener("abort", () => {
-            clearTimeout(timer);
-            resolve(fauxAssistantMessage("", { stopReason: "aborted" }));
-          });
-        }),
-    ]);
+    const { o, t, id } = await threadWithHistory("compact-at-shutdown");
+    faux.setResponses([stoppableSummary]);
     const compaction = o.compact(id);
     await new Promise((r) => setTimeout(r, 20));
     o.send(id, { type: "prompt", text: "four", thread: t.handle });
