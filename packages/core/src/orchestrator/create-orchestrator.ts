@@ -70,6 +70,9 @@ interface Actor {
   afterRun?: Array<() => void>;
 }
 
+/** Threads' status.json kept read (see `savedStatus`): past this the cache starts over. */
+const MAX_SAVED_STATUSES = 65_536;
+
 const busyText = (queued: number) =>
   `I'm still working on earlier messages in this thread (${queued} waiting). This one was not queued; please send it again in a moment.`;
 
@@ -234,6 +237,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     let saved = savedStatuses.get(key);
     if (saved === undefined) {
       saved = store.readStatus(key) ?? null;
+      // Ids come from users too (API lookups of threads that do not exist): bounded.
+      if (savedStatuses.size >= MAX_SAVED_STATUSES) savedStatuses.clear();
       savedStatuses.set(key, saved);
     }
     return saved ?? undefined;

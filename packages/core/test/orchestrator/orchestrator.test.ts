@@ -501,6 +501,24 @@ describe("orchestrator (faux provider)", () => {
     expect(o.status(t.handle.threadId)).toMatchObject({ state: "inactive", messages: 2 });
   });
 
+  it("keeps a bounded number of saved statuses read, however many ids are looked up", async () => {
+    const reads = new Map<string, number>();
+    const counting: Store = {
+      ...store,
+      readStatus: (threadId) => {
+        reads.set(threadId, (reads.get(threadId) ?? 0) + 1);
+        return undefined;
+      },
+    };
+    const o = make({ store: counting });
+    o.status("test:c:first");
+    o.status("test:c:first");
+    expect(reads.get("test:c:first")).toBe(1);
+    for (let i = 0; i < 70_000; i++) o.status(`test:c:n${i}`);
+    o.status("test:c:first");
+    expect(reads.get("test:c:first")).toBe(2);
+  });
+
   it("ignores a status.json that is not one, and writes none for a thread whose directory is gone", async () => {
     const o = make({ idleTimeoutMs: 40, createRunner: (id) => runnerFor(id, { tools: [] }) });
     await o.start();
