@@ -179,9 +179,12 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     });
     expect(short.status).toBe(202);
     expect(await short.json()).toMatchObject({ thread_id: "http:short:default" });
-    const shortLog = await s.api("/v1/threads/http:short:default/messages");
-    expect(shortLog.status).toBe(200);
-    expect(await shortLog.json()).toMatchObject({ messages: [{ text: "spelt short" }] });
+    // Logged when its run starts, which the 202 does not wait for.
+    const shortLog = await waitFor(async () => {
+      const msgs = await threadMessages(s, "http:short:default");
+      return msgs.length > 0 ? msgs : undefined;
+    });
+    expect(shortLog[0]).toMatchObject({ text: "spelt short" });
     // A body without a Content-Length (chunked) is read up to the limit, then refused.
     const chunked = (text: string) =>
       s.api("/v1/threads/http:api:chunked/messages", {
