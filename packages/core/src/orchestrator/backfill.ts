@@ -1,8 +1,9 @@
-import { closeSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Store } from "../store/create-store.js";
 import type { LogEntry } from "../store/log-entry.js";
+import { overwriteInPlace } from "../store/overwrite-in-place.js";
 
 /**
  * Backfill (seed 002 "Backfill / Sync"): messages a channel logged to the thread's log.jsonl
@@ -46,19 +47,8 @@ export function readCursor(store: Store, threadId: string): SavedCursor {
  * ext4 flushes a truncate-and-rewrite on close, which would cost milliseconds per run.
  */
 export function writeCursor(store: Store, threadId: string, cursor: SavedCursor): void {
-  const file = join(store.threadDir(threadId), LOG_CURSOR_FILE);
-  let fd: number;
-  try {
-    fd = openSync(file, "r+");
-  } catch {
-    fd = openSync(file, "w");
-  }
   const line = cursor.offset === undefined ? `${cursor.count}` : `${cursor.count} ${cursor.offset}`;
-  try {
-    writeSync(fd, `${line.padStart(31, " ")}\n`, 0, "utf8");
-  } finally {
-    closeSync(fd);
-  }
+  overwriteInPlace(join(store.threadDir(threadId), LOG_CURSOR_FILE), `${line.padStart(31, " ")}\n`);
 }
 
 /** The backfilled entries as one user message, oldest first. */

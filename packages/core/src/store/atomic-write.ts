@@ -1,22 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 
-/**
- * Writes a whole file through a temp file in the same directory and a rename: readers see the old
- * or the new content, never half. `sync: false` skips the fsync, for a file whose loss in a power
- * cut costs nothing (it is worked out again).
- */
-export function writeFileAtomic(
-  path: string,
-  content: string,
-  options: { sync?: boolean } = {},
-): void {
+/** Writes a whole file through a temp file in the same directory and a rename: readers see the old or the new content, never half. */
+export function writeFileAtomic(path: string, content: string): void {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     const fd = openSync(tmp, "w");
     try {
       writeSync(fd, content, null, "utf8");
-      if (options.sync !== false) fsyncSync(fd);
+      fsyncSync(fd);
     } finally {
       closeSync(fd);
     }

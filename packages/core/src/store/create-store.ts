@@ -13,6 +13,7 @@ import {
 } from "./durable-append.js";
 import { type JsonlTail, readJsonl, readJsonlBefore, readJsonlFrom } from "./jsonl.js";
 import { isLogEntry, type LogEntry } from "./log-entry.js";
+import { overwriteInPlace } from "./overwrite-in-place.js";
 import {
   canonicalThreadId,
   decodeSegment,
@@ -64,7 +65,7 @@ export interface Store {
   /** Thread ids that have a directory on disk. */
   listThreads(): string[];
   /**
-   * Writes the thread's `status.json` (not fsync'd). Nothing is written when the thread has no
+   * Writes the thread's `status.json` in place (see `overwriteInPlace`; not fsync'd). Nothing is written when the thread has no
    * directory (never ran, or removed by hand): a lone status file would list a thread that is gone.
    */
   saveStatus(threadId: string, status: SavedThreadStatus): void;
@@ -240,7 +241,7 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     saveStatus(threadId, status) {
       const path = join(threadDir(threadId), THREAD_STATUS_FILE);
       try {
-        writeFileAtomic(path, `${JSON.stringify(status)}\n`, { sync: false });
+        overwriteInPlace(path, `${JSON.stringify(status)}\n`);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
       }

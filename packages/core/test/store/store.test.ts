@@ -7,6 +7,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -124,6 +125,29 @@ describe("store", () => {
     expect(third.end).toBe(readFileSync(path, "utf8").length);
     store.appendLog(id, entry(7));
     expect(read(third.end).records.map((e) => e.text)).toEqual(["line 7"]);
+  });
+
+  it("saves a thread's status over its old file in place, shorter or longer, and reads it back", () => {
+    const store = createStore({ home });
+    const id = "telegram:c:status";
+    const figures = { messages: 2, contextTokens: 10, contextWindow: 1000, compactions: 0 };
+    const long = { lastActivity: "2026-11-23T10:00:00.000Z", ...figures, cost: 0.123456789012345 };
+    const short = { lastActivity: "2026-11-23T11:00:00.000Z", ...figures, cost: 0 };
+    // No directory, no file: a thread removed by hand is not brought back.
+    store.saveStatus(id, long);
+    expect(existsSync(store.threadDir(id))).toBe(false);
+    store.ensureThreadDir(id);
+    const file = join(store.threadDir(id), "status.json");
+    store.saveStatus(id, long);
+    const inode = statSync(file).ino;
+    store.saveStatus(id, short);
+    // The same file, cut to the shorter text: no rename (on ext4 it would flush at close).
+    expect(statSync(file).ino).toBe(inode);
+    expect(readFileSync(file, "utf8")).toBe(`${JSON.stringify(short)}\n`);
+    expect(store.readStatus(id)).toEqual(short);
+    store.saveStatus(id, long);
+    expect(store.readStatus(id)).toEqual(long);
+    expect(readdirSync(store.threadDir(id))).toEqual(["status.json"]);
   });
 
   it("appends whole lines and reads them back in order", () => {

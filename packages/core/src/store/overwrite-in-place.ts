@@ -1,0 +1,23 @@
+import { closeSync, ftruncateSync, openSync, writeSync } from "node:fs";
+
+/**
+ * Replaces the content of `path` (created if missing) by writing over it and cutting what is
+ * left of a longer old content: no truncate to zero, no rename, no fsync. For small advisory
+ * files rewritten often (a thread's log cursor and status): on ext4 a truncate-and-rewrite or a
+ * rename over the file flushes it at close (auto_da_alloc), which costs milliseconds each time.
+ * Not atomic: a reader in another process, or after a power cut, may see a mix, and the readers
+ * of such files take what does not parse as missing.
+ */
+export function overwriteInPlace(path: string, text: string): void {
+  let fd: number;
+  try {
+    fd = openSync(path, "r+");
+  } catch {
+    fd = openSync(path, "w");
+  }
+  try {
+    ftruncateSync(fd, writeSync(fd, text, 0, "utf8"));
+  } finally {
+    closeSync(fd);
+  }
+}
