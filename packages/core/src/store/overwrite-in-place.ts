@@ -1,4 +1,7 @@
-import { closeSync, ftruncateSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, ftruncateSync, openSync, writeSync } from "node:fs";
+
+/** Open for writing, created if missing, never truncated on open. */
+const OPEN_FLAGS = constants.O_WRONLY | constants.O_CREAT;
 
 /**
  * Replaces the content of `path` (created if missing) by writing over it and cutting what is
@@ -9,12 +12,7 @@ import { closeSync, ftruncateSync, openSync, writeSync } from "node:fs";
  * of such files take what does not parse as missing.
  */
 export function overwriteInPlace(path: string, text: string): void {
-  let fd: number;
-  try {
-    fd = openSync(path, "r+");
-  } catch {
-    fd = openSync(path, "w");
-  }
+  const fd = openSync(path, OPEN_FLAGS, 0o666);
   try {
     ftruncateSync(fd, writeSync(fd, text, 0, "utf8"));
   } finally {
