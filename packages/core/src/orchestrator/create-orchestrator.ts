@@ -49,7 +49,7 @@ interface QueuedPrompt {
   replay?: PendingPrompt;
 }
 
-/** One thread's actor, kept while the thread is active (evicted at its idle timeout, see `deactivate`). */
+/** One thread's actor, kept while the thread is active (evicted at its idle timeout: `deactivate`). */
 interface Actor {
   threadId: string;
   queue: QueuedPrompt[];
@@ -148,14 +148,24 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     }
     return actor;
   };
-  /** The actor of `threadId` if there is one (an invalid id has none). */
-  const existingActor = (threadId: string): Actor | undefined => {
+  /** The canonical spelling of `threadId` (its actor's and saved status's key); none if invalid. */
+  const keyOf = (threadId: string): string | undefined => {
     try {
-      return actors.get(canonicalThreadId(threadId));
+      return canonicalThreadId(threadId);
     } catch {
       return undefined;
     }
   };
+
+  /**
+   * Something of the thread runs or waits: a run, a prompt waiting for its slot or queued, a
+   * /compact. Such an actor is not deactivated, renamed or given an idle timeout.
+   */
+  const occupied = (actor: Actor) =>
+    actor.running ||
+    actor.current !== undefined ||
+    actor.queue.length > 0 ||
+    actor.compacting !== undefined;
 
   const touch = (actor: Actor) => {
     actor.lastActivity = Date.now();
@@ -178,7 +188,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
    */
   const deactivate = (actor: Actor, evict = false) => {
     actor.idleTimer = undefined;
-    if (actor.running || actor.current || actor.queue.length > 0 || actor.compacting) return;
+    if (occupied(actor)) return;
     let statusSaved = true;
     if (actor.runner) {
       actor.snapshot = snapshot(actor.runner.stats());
@@ -204,13 +214,10 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
    * end starts it otherwise, and without it the runner and actor would stay until the next prompt.
    */
   const idleIfQuiet = (actor: Actor) => {
-    if (stopping || actor.running || actor.current || actor.drain || actor.queue.length > 0) {
-      return;
-    }
-    scheduleIdle(actor);
+    if (!stopping && !actor.drain && !occupied(actor)) scheduleIdle(actor);
   };
 
-  /** Writes the thread's figures to its status.json: its status with no agent loaded, after a restart too. */
+  /** Writes the thread's figures to its status.json: its status with no agent loaded, after restarts. */
   const saveStatus = (actor: Actor): boolean => {
     if (!actor.snapshot) return true;
     try {
@@ -227,13 +234,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   };
 
   /** What the thread's status.json says (read once), for a thread with no agent loaded. */
-  const savedStatus = (threadId: string): SavedThreadStatus | undefined => {
-    let key: string;
-    try {
-      key = canonicalThreadId(threadId);
-    } catch {
-      return undefined;
-    }
+  const savedStatus = (key: string): SavedThreadStatus | undefined => {
     let saved = savedStatuses.get(key);
     if (saved === undefined) {
       saved = store.readStatus(key) ?? null;
@@ -481,10 +482,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     });
 
   function statusOf(threadId: string): ThreadStatus {
-    const actor = existingActor(threadId);
+    const key = keyOf(threadId);
+    const actor = key === undefined ? undefined : actors.get(key);
     const runner = actor?.runner;
     // No agent loaded and no figures of this process: what the thread saved last time.
-    const saved = runner || actor?.snapshot ? undefined : savedStatus(threadId);
+    const saved = key === undefined || runner || actor?.snapshot ? undefined : savedStatus(key);
     const snap = runner ? snapshot(runner.stats()) : (actor?.snapshot ?? saved);
     const lastActivity = actor ? new Date(actor.lastActivity).toISOString() : saved?.lastActivity;
     return {
@@ -515,10 +517,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
           message.type === "prompt" &&
           message.thread &&
           spelling !== actor.threadId &&
-          !actor.running &&
-          !actor.current &&
-          !actor.compacting &&
-          actor.queue.length === 0
+          !occupied(actor)
         ) {
           touch(actor);
           deactivate(actor);

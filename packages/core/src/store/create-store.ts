@@ -65,8 +65,9 @@ export interface Store {
   /** Thread ids that have a directory on disk. */
   listThreads(): string[];
   /**
-   * Writes the thread's `status.json` in place (see `overwriteInPlace`; not fsync'd). Nothing is written when the thread has no
-   * directory (never ran, or removed by hand): a lone status file would list a thread that is gone.
+   * Writes the thread's `status.json` in place (see `overwriteInPlace`; not fsync'd). Nothing is
+   * written when the thread has no directory (never ran, or removed by hand): a lone status file
+   * would list a thread that is gone.
    */
   saveStatus(threadId: string, status: SavedThreadStatus): void;
   /** The thread's `status.json`, or undefined when there is none or it does not parse. */
