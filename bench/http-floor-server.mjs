@@ -4,6 +4,7 @@
 // client. Prints its port on stdout.
 import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
+import { ACCEPT_BACKLOG } from "../packages/guppy/dist/http/listen-http.js";
 
 const SLOTS = Number(process.argv[2] ?? 64);
 const LATENCY_MS = Number(process.argv[3] ?? 20);
@@ -40,7 +41,7 @@ app.post("/v1/chat/completions", async (c) => {
 // The same accept backlog as guppy's HTTP API (listen-http.ts), so that a burst of new
 // connections costs both servers the same.
 const server = createAdaptorServer({ fetch: app.fetch, hostname: "127.0.0.1" });
-server.listen({ host: "127.0.0.1", port: 0, backlog: 4096 }, () =>
+server.listen({ host: "127.0.0.1", port: 0, backlog: ACCEPT_BACKLOG }, () =>
   process.stdout.write(`${server.address().port}\n`),
 );
 process.on("SIGTERM", () => server.close(() => process.exit(0)));
