@@ -4,7 +4,11 @@ import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import type { OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRemoteBackend, serveBackend } from "../../src/http/backend-rpc.js";
+import {
+  createRemoteBackend,
+  REQUESTS_PER_TURN,
+  serveBackend,
+} from "../../src/http/backend-rpc.js";
 import {
   createLocalBackend,
   type HttpBackend,
@@ -195,6 +199,40 @@ describe("HTTP backend across a message port", () => {
       scriptedBackend({ status: "queued", inboxId: "in-4", position: 0, synced: failing }).backend,
     ).remote.send("http:api:d", message);
     await expect(second.status === "queued" ? second.synced : undefined).rejects.toThrow("EIO");
+  });
+
+  it("takes a burst of requests a few per turn of the event loop, in order, letting due timers run between", async () => {
+    const taken: string[] = [];
+    let timerSaw: number | undefined;
+    const backend: HttpBackend = {
+      ...scriptedBackend({ status: "queued", inboxId: "-", position: 0 }).backend,
+      send(threadId) {
+        // A run's timer, due now: with the whole burst taken in one turn it would wait for all.
+        if (taken.length === 0)
+          setTimeout(() => {
+            timerSaw = taken.length;
+          }, 0);
+        if (threadId.endsWith(":bad")) throw new Error(`cannot take ${threadId}`); // synchronously
+        taken.push(threadId);
+        const until = performance.now() + 0.2; // a prompt's intake costs the main thread time
+        while (performance.now() < until) {}
+        return Promise.resolve({ status: "queued", inboxId: threadId, position: 0 });
+      },
+    };
+    const { remote } = connect(backend);
+    const ids = Array.from({ length: 3 * REQUESTS_PER_TURN + 1 }, (_, i) => `http:api:t${i}`);
+    const message = { type: "prompt", text: "x", userId: "u", userName: "U" } as const;
+    // Sent in one turn: they cross as one batch.
+    const bad = remote.send("http:api:bad", message).then(
+      () => "taken",
+      (error: Error) => error.message,
+    );
+    const results = await Promise.all(ids.map((id) => remote.send(id, message)));
+    expect(await bad).toBe("cannot take http:api:bad");
+    expect(taken).toEqual(ids);
+    expect(results.map((r) => (r.status === "queued" ? r.inboxId : r.status))).toEqual(ids);
+    expect(timerSaw).toBeGreaterThan(0);
+    expect(timerSaw).toBeLessThan(ids.length);
   });
 
   it("answers lookups, and a backend's failure rejects with its message", async () => {
