@@ -35,6 +35,7 @@ export interface ConfigValues {
   toolResultMaxChars: number;
   bashTimeoutSeconds: number;
   maxRetries: number;
+  streamIdleTimeoutSeconds: number;
   debug: boolean;
   timezone?: string;
   compactReserveTokens: number;
@@ -132,6 +133,12 @@ export const settingsSchema: SettingsSchema = {
     parse: integerValue(0, 10),
     default: 3,
     description: "Retries on 429/5xx/network errors, with backoff honouring retry-after",
+  },
+  streamIdleTimeoutSeconds: {
+    env: "GUPPY_STREAM_IDLE_TIMEOUT_SECONDS",
+    parse: integerValue(0, 86_400),
+    default: 300,
+    description: "A model answer that sends nothing this long is stopped as failed (0: never)",
   },
   debug: {
     env: "GUPPY_DEBUG",

@@ -89,6 +89,11 @@ export interface AgentRunnerOptions {
   tools: AgentTool[];
   maxToolRounds: number;
   maxRetries: number;
+  /**
+   * Seconds a model's answer may send nothing before the request is stopped and the run ends
+   * with an error (0 or absent: never).
+   */
+  streamIdleTimeoutSeconds?: number;
   /** Reply token limit. */
   maxTokens?: number;
   /** Extra context transform, run before the context engine's own on every request. */
@@ -134,6 +139,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   /** Aborts a compaction made outside the Agent's loop (/compact, overflow recovery). */
   let compacting: AbortController | undefined;
   let abortRequested = false;
+  /** The run's model request went quiet for the idle timeout and was stopped. */
+  let stalled = false;
+  const idleTimeoutMs = (options.streamIdleTimeoutSeconds ?? 0) * 1000;
   let totals = loaded.reduce(
     (acc, m) => (isAssistant(m) && m.usage ? addUsage(acc, m.usage) : acc),
     // A compacted context carries the usage of what it no longer holds.
@@ -223,6 +231,13 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       onRequest: () => {
         thinking = true;
         emit({ type: "thinking_start" });
+      },
+      idleTimeoutMs,
+      onIdle: () => {
+        if (!running || abortRequested) return;
+        logger.warn(`The model sent nothing for ${idleTimeoutMs / 1000} s on ${threadId}`);
+        stalled = true;
+        agent.abort();
       },
     }),
     sessionId: threadId,
@@ -320,6 +335,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       runUsage = emptyTotals();
       runMessages = [];
       abortRequested = false;
+      stalled = false;
       try {
         agent.state.systemPrompt =
           typeof options.systemPrompt === "function"
@@ -489,6 +505,13 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           usage: runUsage,
         };
       case "aborted":
+        if (stalled)
+          return {
+            text,
+            stopReason: "error",
+            errorMessage: `The model sent nothing for ${idleTimeoutMs / 1000} s, so its request was stopped (GUPPY_STREAM_IDLE_TIMEOUT_SECONDS).`,
+            usage: runUsage,
+          };
         return { text, stopReason: "aborted", usage: runUsage };
       case "length":
         return { text, stopReason: "length", usage: runUsage };

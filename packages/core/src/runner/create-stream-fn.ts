@@ -2,11 +2,13 @@ import type { StreamFn } from "@mariozechner/pi-agent-core";
 import {
   type Api,
   type AssistantMessage,
+  type AssistantMessageEventStream,
   type CacheRetention,
   createAssistantMessageEventStream,
   type Model,
   streamSimple,
 } from "@mariozechner/pi-ai";
+import { watchStreamIdle } from "./stream-idle-watch.js";
 
 export interface StreamFnOptions {
   apiKey?: string;
@@ -20,6 +22,12 @@ export interface StreamFnOptions {
   onRequest?: () => void;
   /** Underlying stream function (tests pass pi-ai's faux provider through streamSimple too). */
   base?: StreamFn;
+  /**
+   * A request whose answer sends nothing for this long calls `onIdle` (which stops it);
+   * 0 or absent: never.
+   */
+  idleTimeoutMs?: number;
+  onIdle?: () => void;
 }
 
 /**
@@ -41,13 +49,20 @@ export function createStreamFn(options: StreamFnOptions): StreamFn {
       return stream;
     }
     options.onRequest?.();
-    return base(model, context, {
+    const answer = base(model, context, {
       ...streamOptions,
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
       maxRetries: options.maxRetries,
       cacheRetention: options.cacheRetention ?? "short",
     });
+    const { idleTimeoutMs, onIdle } = options;
+    if (!idleTimeoutMs || !onIdle) return answer;
+    const watch = (stream: AssistantMessageEventStream) => {
+      watchStreamIdle(stream, idleTimeoutMs, onIdle);
+      return stream;
+    };
+    return answer instanceof Promise ? answer.then(watch) : watch(answer);
   };
 }
 

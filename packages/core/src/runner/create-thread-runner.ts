@@ -49,6 +49,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     apiKey: resolved.apiKey,
     maxTokens: resolved.maxTokens,
     maxRetries: config.maxRetries,
+    streamIdleTimeoutSeconds: config.streamIdleTimeoutSeconds,
     maxToolRounds: config.maxToolRounds,
     compactReserveTokens: config.compactReserveTokens,
     compactKeepRecentTokens: config.compactKeepRecentTokens,

@@ -54,16 +54,26 @@ describe("agent runner (faux provider)", () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  const makeRunner = (overrides: { maxToolRounds?: number; threadId?: string } = {}) =>
+  const makeRunner = (
+    overrides: {
+      maxToolRounds?: number;
+      threadId?: string;
+      streamIdleTimeoutSeconds?: number;
+      model?: FauxProviderRegistration;
+    } = {},
+  ) =>
     createAgentRunner({
       threadId: overrides.threadId ?? "cli:local:test",
       store,
-      model: faux.getModel(),
+      model: (overrides.model ?? faux).getModel(),
       apiKey: "faux",
       systemPrompt: "You are a test.",
       tools: [echoTool, slowTool],
       maxToolRounds: overrides.maxToolRounds ?? 25,
       maxRetries: 0,
+      ...(overrides.streamIdleTimeoutSeconds !== undefined
+        ? { streamIdleTimeoutSeconds: overrides.streamIdleTimeoutSeconds }
+        : {}),
     });
 
   it("runs the tool loop to a final answer and reports typed events", async () => {
@@ -152,6 +162,54 @@ describe("agent runner (faux provider)", () => {
     expect(failed.errorMessage).toContain("500 upstream exploded");
     expect(runner.running).toBe(false);
     expect((await runner.prompt({ text: "two" })).text).toBe("back");
+  });
+
+  it("stops a model answer that sends nothing for the idle timeout and ends the run with an error", async () => {
+    let requestAborted = false;
+    faux.setResponses([
+      // Headers came, then nothing: the request only ends when it is aborted.
+      (_context, options) =>
+        new Promise((resolve) =>
+          options?.signal?.addEventListener("abort", () => {
+            requestAborted = true;
+            resolve(fauxAssistantMessage("", { stopReason: "aborted" }));
+          }),
+        ),
+      fauxAssistantMessage("answering again"),
+    ]);
+    const runner = makeRunner({ streamIdleTimeoutSeconds: 1 });
+    const errors: string[] = [];
+    runner.subscribe((e) => {
+      if (e.type === "error") errors.push(e.message);
+    });
+    const started = performance.now();
+    const stalled = await runner.prompt({ text: "hello?" });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(990);
+    expect(requestAborted).toBe(true);
+    expect(stalled.stopReason).toBe("error");
+    expect(stalled.errorMessage).toContain("The model sent nothing for 1 s");
+    expect(errors).toEqual([stalled.errorMessage]);
+    expect(runner.running).toBe(false);
+    expect((await runner.prompt({ text: "and now?" })).text).toBe("answering again");
+  });
+
+  it("lets a slow answer that keeps sending run past the idle timeout", async () => {
+    // 4 characters a chunk, 5 chunks a second: ~2 s in all, never 1 s without an event.
+    const slow = registerFauxProvider({
+      models: [{ id: "faux-slow", contextWindow: 100_000, maxTokens: 1000 }],
+      tokensPerSecond: 5,
+      tokenSize: { min: 1, max: 1 },
+    });
+    try {
+      const text = "abcd".repeat(10);
+      slow.setResponses([fauxAssistantMessage(text)]);
+      const result = await makeRunner({ streamIdleTimeoutSeconds: 1, model: slow }).prompt({
+        text: "take your time",
+      });
+      expect(result).toMatchObject({ stopReason: "stop", text });
+    } finally {
+      slow.unregister();
+    }
   });
 
   it("abort stops a running tool, keeps the partial answer and leaves the thread usable", async () => {
