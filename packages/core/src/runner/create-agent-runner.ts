@@ -29,6 +29,7 @@ import {
   type RunStopReason,
   type UsageTotals,
 } from "./runner-events.js";
+import { idleMessage } from "./stream-idle-watch.js";
 
 export interface PromptInput {
   text: string;
@@ -170,6 +171,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       apiKey: options.apiKey,
       maxRetries: options.maxRetries,
       base: options.baseStreamFn,
+      idleTimeoutMs,
     }),
     systemPrompt: () => agent.state.systemPrompt,
     tools: () => agent.state.tools,
@@ -509,7 +511,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           return {
             text,
             stopReason: "error",
-            errorMessage: `The model sent nothing for ${idleTimeoutMs / 1000} s, so its request was stopped (GUPPY_STREAM_IDLE_TIMEOUT_SECONDS).`,
+            errorMessage: idleMessage(idleTimeoutMs),
             usage: runUsage,
           };
         return { text, stopReason: "aborted", usage: runUsage };

@@ -8,7 +8,7 @@ import {
   type Model,
   streamSimple,
 } from "@mariozechner/pi-ai";
-import { watchStreamIdle } from "./stream-idle-watch.js";
+import { idleMessage, watchStreamIdle } from "./stream-idle-watch.js";
 
 export interface StreamFnOptions {
   apiKey?: string;
@@ -23,8 +23,10 @@ export interface StreamFnOptions {
   /** Underlying stream function (tests pass pi-ai's faux provider through streamSimple too). */
   base?: StreamFn;
   /**
-   * A request whose answer sends nothing for this long calls `onIdle` (which stops it);
-   * 0 or absent: never.
+   * A request whose answer sends nothing for this long is stopped; 0 or absent: never. With
+   * `onIdle`, the caller stops it (the runner aborts its Agent: no extra signal per request);
+   * without, the request gets an abort of its own and its answer ends as an error saying why
+   * (summary requests, which are rare).
    */
   idleTimeoutMs?: number;
   onIdle?: () => void;
@@ -49,21 +51,66 @@ export function createStreamFn(options: StreamFnOptions): StreamFn {
       return stream;
     }
     options.onRequest?.();
-    const answer = base(model, context, {
+    const request = {
       ...streamOptions,
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
       maxRetries: options.maxRetries,
       cacheRetention: options.cacheRetention ?? "short",
-    });
-    const { idleTimeoutMs, onIdle } = options;
-    if (!idleTimeoutMs || !onIdle) return answer;
-    const watch = (stream: AssistantMessageEventStream) => {
-      watchStreamIdle(stream, idleTimeoutMs, onIdle);
-      return stream;
     };
-    return answer instanceof Promise ? answer.then(watch) : watch(answer);
+    const { idleTimeoutMs, onIdle } = options;
+    if (!idleTimeoutMs) return base(model, context, request);
+    if (onIdle)
+      return whenStream(base(model, context, request), (stream) =>
+        watchStreamIdle(stream, idleTimeoutMs, onIdle),
+      );
+    const own = new AbortController();
+    const caller = streamOptions?.signal;
+    const relay = () => own.abort();
+    if (caller?.aborted) own.abort();
+    else caller?.addEventListener("abort", relay, { once: true });
+    let quiet = false;
+    return whenStream(base(model, context, { ...request, signal: own.signal }), (stream) => {
+      watchStreamIdle(stream, idleTimeoutMs, () => {
+        quiet = true;
+        own.abort();
+      });
+      // The answer's result is its terminal event's message: say why it ended.
+      const { push, end } = stream;
+      stream.push = function (this: AssistantMessageEventStream, event) {
+        push.call(
+          this,
+          quiet && event.type === "error"
+            ? {
+                type: "error",
+                reason: "error",
+                error: {
+                  ...event.error,
+                  stopReason: "error",
+                  errorMessage: idleMessage(idleTimeoutMs),
+                },
+              }
+            : event,
+        );
+      };
+      stream.end = function (this: AssistantMessageEventStream, result) {
+        caller?.removeEventListener("abort", relay);
+        end.call(this, result);
+      };
+    });
   };
+}
+
+/** Calls `use` on the stream a stream function returns, now or once its promise resolves. */
+function whenStream(
+  answer: ReturnType<StreamFn>,
+  use: (stream: AssistantMessageEventStream) => void,
+): ReturnType<StreamFn> {
+  const withUse = (stream: AssistantMessageEventStream) => {
+    use(stream);
+    return stream;
+  };
+  return answer instanceof Promise ? answer.then(withUse) : withUse(answer);
 }
 
 /** A finished assistant text message attributed to `model` (no usage). */

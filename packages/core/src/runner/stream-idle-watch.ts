@@ -41,3 +41,8 @@ export function watchStreamIdle(
     end.call(this, result);
   };
 }
+
+/** What a run or a summary that went quiet for `idleMs` ends with. */
+export function idleMessage(idleMs: number): string {
+  return `The model sent nothing for ${idleMs / 1000} s, so its request was stopped (GUPPY_STREAM_IDLE_TIMEOUT_SECONDS).`;
+}

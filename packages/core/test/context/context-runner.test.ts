@@ -106,8 +106,9 @@ describe("context engine in the runner (faux provider)", () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  const makeRunner = (toolResultMaxChars = 3_000) =>
+  const makeRunner = (toolResultMaxChars = 3_000, streamIdleTimeoutSeconds = 0) =>
     createAgentRunner({
+      streamIdleTimeoutSeconds,
       threadId: "cli:local:ctx",
       store,
       model: faux.getModel(),
@@ -313,6 +314,28 @@ describe("context engine in the runner (faux provider)", () => {
     expect(outcome.compacted).toBe(false);
     expect(runner.messages()).toHaveLength(before);
     expect(runner.stats().context.compactions).toBe(0);
+  });
+
+  it("/compact whose summary goes quiet for the idle timeout drops the oldest turns instead, and says why", async () => {
+    main = (_ctx, n) => fauxAssistantMessage(`answer ${n}`);
+    const runner = makeRunner(3_000, 1);
+    for (let i = 0; i < 3; i++) await runner.prompt({ text: `question ${i} ${"z ".repeat(300)}` });
+    let summaryAborted = false;
+    summaryAnswer = (_ctx, _n, signal) =>
+      new Promise((resolve) => {
+        signal?.addEventListener("abort", () => {
+          summaryAborted = true;
+          resolve(fauxAssistantMessage("", { stopReason: "aborted", errorMessage: "aborted" }));
+        });
+      });
+    const outcome = await runner.compact();
+    expect(summaryAborted).toBe(true);
+    expect(outcome.compacted).toBe(true);
+    expect(runner.stats().context.lastCompaction?.method).toBe("dropped");
+    expect(warnings.join("\n")).toContain(
+      "summary failed (The model sent nothing for 1 s, so its request was stopped",
+    );
+    expect(runner.running).toBe(false);
   });
 
   it("cuts a turn too big for the window in what is sent, never in what is stored", async () => {
