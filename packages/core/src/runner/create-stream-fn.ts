@@ -2,13 +2,12 @@ import type { StreamFn } from "@mariozechner/pi-agent-core";
 import {
   type Api,
   type AssistantMessage,
-  type AssistantMessageEventStream,
   type CacheRetention,
   createAssistantMessageEventStream,
   type Model,
   streamSimple,
 } from "@mariozechner/pi-ai";
-import { idleMessage, watchStreamIdle } from "./stream-idle-watch.js";
+import { stopWhenQuiet, watchStreamIdle, whenStream } from "./stream-idle-watch.js";
 
 export interface StreamFnOptions {
   apiKey?: string;
@@ -64,53 +63,12 @@ export function createStreamFn(options: StreamFnOptions): StreamFn {
       return whenStream(base(model, context, request), (stream) =>
         watchStreamIdle(stream, idleTimeoutMs, onIdle),
       );
-    const own = new AbortController();
-    const caller = streamOptions?.signal;
-    const relay = () => own.abort();
-    if (caller?.aborted) own.abort();
-    else caller?.addEventListener("abort", relay, { once: true });
-    let quiet = false;
-    return whenStream(base(model, context, { ...request, signal: own.signal }), (stream) => {
-      watchStreamIdle(stream, idleTimeoutMs, () => {
-        quiet = true;
-        own.abort();
-      });
-      // The answer's result is its terminal event's message: say why it ended.
-      const { push, end } = stream;
-      stream.push = function (this: AssistantMessageEventStream, event) {
-        push.call(
-          this,
-          quiet && event.type === "error"
-            ? {
-                type: "error",
-                reason: "error",
-                error: {
-                  ...event.error,
-                  stopReason: "error",
-                  errorMessage: idleMessage(idleTimeoutMs),
-                },
-              }
-            : event,
-        );
-      };
-      stream.end = function (this: AssistantMessageEventStream, result) {
-        caller?.removeEventListener("abort", relay);
-        end.call(this, result);
-      };
-    });
+    return stopWhenQuiet(
+      (signal) => base(model, context, { ...request, signal }),
+      streamOptions?.signal,
+      idleTimeoutMs,
+    );
   };
-}
-
-/** Calls `use` on the stream a stream function returns, now or once its promise resolves. */
-function whenStream(
-  answer: ReturnType<StreamFn>,
-  use: (stream: AssistantMessageEventStream) => void,
-): ReturnType<StreamFn> {
-  const withUse = (stream: AssistantMessageEventStream) => {
-    use(stream);
-    return stream;
-  };
-  return answer instanceof Promise ? answer.then(withUse) : withUse(answer);
 }
 
 /** A finished assistant text message attributed to `model` (no usage). */

@@ -1,3 +1,4 @@
+import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type { AssistantMessageEventStream } from "@mariozechner/pi-ai";
 
 /**
@@ -45,4 +46,58 @@ export function watchStreamIdle(
 /** What a run or a summary that went quiet for `idleMs` ends with. */
 export function idleMessage(idleMs: number): string {
   return `The model sent nothing for ${idleMs / 1000} s, so its request was stopped (GUPPY_STREAM_IDLE_TIMEOUT_SECONDS).`;
+}
+
+/**
+ * Starts a request (`start`, with the signal it must use) that stops itself when its answer
+ * goes quiet for `idleMs`: it gets an abort of its own, chained to the caller's `signal` (a
+ * user's /stop still ends it as stopped), and a quiet answer ends as an error saying why.
+ * For rare requests (compaction summaries); a run's requests are stopped through the Agent.
+ */
+export function stopWhenQuiet(
+  start: (signal: AbortSignal) => ReturnType<StreamFn>,
+  signal: AbortSignal | undefined,
+  idleMs: number,
+): ReturnType<StreamFn> {
+  const own = new AbortController();
+  const relay = () => own.abort();
+  if (signal?.aborted) own.abort();
+  else signal?.addEventListener("abort", relay, { once: true });
+  let quiet = false;
+  return whenStream(start(own.signal), (stream) => {
+    watchStreamIdle(stream, idleMs, () => {
+      quiet = true;
+      own.abort();
+    });
+    // The answer's result is its terminal event's message: say why it ended.
+    const { push, end } = stream;
+    stream.push = function (this: AssistantMessageEventStream, event) {
+      push.call(
+        this,
+        quiet && event.type === "error"
+          ? {
+              type: "error",
+              reason: "error",
+              error: { ...event.error, stopReason: "error", errorMessage: idleMessage(idleMs) },
+            }
+          : event,
+      );
+    };
+    stream.end = function (this: AssistantMessageEventStream, result) {
+      signal?.removeEventListener("abort", relay);
+      end.call(this, result);
+    };
+  });
+}
+
+/** Calls `use` on the stream a stream function returns, now or once its promise resolves. */
+export function whenStream(
+  answer: ReturnType<StreamFn>,
+  use: (stream: AssistantMessageEventStream) => void,
+): ReturnType<StreamFn> {
+  const withUse = (stream: AssistantMessageEventStream) => {
+    use(stream);
+    return stream;
+  };
+  return answer instanceof Promise ? answer.then(withUse) : withUse(answer);
 }
