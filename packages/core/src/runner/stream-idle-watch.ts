@@ -14,22 +14,18 @@ export function watchStreamIdle(
   onIdle: () => void,
 ): void {
   let last = performance.now();
-  let ended = false;
   let timer: NodeJS.Timeout | undefined;
   const arm = (ms: number) => {
     timer = setTimeout(check, ms);
     timer.unref();
   };
   const check = () => {
-    if (ended) return;
     const quiet = performance.now() - last;
     if (quiet < idleMs) arm(idleMs - quiet);
     else onIdle();
   };
-  const stop = () => {
-    ended = true;
-    clearTimeout(timer);
-  };
+  // Only `check` re-arms, and only from its own timer: clearing the current one ends the watch.
+  const stop = () => clearTimeout(timer);
   arm(idleMs);
   const { push, end } = stream;
   stream.push = function (this: AssistantMessageEventStream, event) {
