@@ -114,6 +114,9 @@ function remember(path: string, file: OpenFile): void {
   openFiles.set(path, file);
 }
 
+/** Paths `openForAppendAsync` is opening, and how often they were forgotten meanwhile. */
+const opening = new Map<string, { count: number; forgets: number }>();
+
 /**
  * Opens `path` for appending off the event loop (creating it if missing; its directory must
  * exist, see `makeDirectoryAsync`) and keeps it with the files `appendLines` holds open:
@@ -122,11 +125,25 @@ function remember(path: string, file: OpenFile): void {
  */
 export async function openForAppendAsync(path: string): Promise<void> {
   if (openFiles.has(path)) return;
-  const fd = await new Promise<number>((resolve, reject) =>
-    open(path, "a+", (error, fd) => (error ? reject(error) : resolve(fd))),
-  );
-  // A synchronous append may have opened it meanwhile.
-  if (openFiles.has(path)) closeSync(fd);
+  let pending = opening.get(path);
+  if (pending === undefined) {
+    pending = { count: 0, forgets: 0 };
+    opening.set(path, pending);
+  }
+  pending.count++;
+  const forgets = pending.forgets;
+  let fd: number;
+  try {
+    fd = await new Promise<number>((resolve, reject) =>
+      open(path, "a+", (error, fd) => (error ? reject(error) : resolve(fd))),
+    );
+  } finally {
+    if (--pending.count === 0) opening.delete(path);
+  }
+  // A synchronous append may have opened it meanwhile. Or the file was forgotten meanwhile
+  // (archived by /new, rewritten, removed): this descriptor may be the old file's, and appends
+  // through it would land there. The next append opens the path again.
+  if (openFiles.has(path) || pending.forgets !== forgets) closeSync(fd);
   else remember(path, { fd, whole: false, closed: false });
 }
 
@@ -175,6 +192,8 @@ function shut(file: OpenFile): void {
  * checks its last line.
  */
 export function forgetAppendState(path: string): void {
+  const pending = opening.get(path);
+  if (pending) pending.forgets++;
   const file = openFiles.get(path);
   if (file) release(path, file);
 }

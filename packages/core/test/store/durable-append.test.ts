@@ -15,6 +15,7 @@ import {
   appendLines,
   forgetAppendState,
   openFileBound,
+  openForAppendAsync,
   setOpenFileBound,
 } from "../../src/store/durable-append.js";
 
@@ -49,6 +50,22 @@ describe("appendLines (files kept open between appends)", () => {
     appendLines(path, [{ n: 1 }]);
     forgetAppendState(path);
     renameSync(path, join(dir, "archived.jsonl"));
+    appendLines(path, [{ n: 2 }]);
+    expect(lines(join(dir, "archived.jsonl"))).toEqual(['{"n":1}']);
+    expect(lines(path)).toEqual(['{"n":2}']);
+  });
+
+  it("an open under way when the file is forgotten and renamed away (/new) leaves it: the next append goes to the path", async () => {
+    const path = join(dir, "d.jsonl");
+    appendLines(path, [{ n: 1 }]);
+    forgetAppendState(path);
+    const opened = openForAppendAsync(path);
+    // The thread pool opens the file while this thread is held, so the open has the old file
+    // when it is archived (before the open's callback can run).
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    forgetAppendState(path);
+    renameSync(path, join(dir, "archived.jsonl"));
+    await opened;
     appendLines(path, [{ n: 2 }]);
     expect(lines(join(dir, "archived.jsonl"))).toEqual(['{"n":1}']);
     expect(lines(path)).toEqual(['{"n":2}']);
