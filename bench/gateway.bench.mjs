@@ -16,7 +16,12 @@
 //    (d) in process (gateway-load-probe.mjs): the same orchestrator, inbox, store and thread
 //        runners with pi-ai's faux provider and no HTTP — the runtime's own cost;
 //    and the file-system floor: the appends and reads one prompt needs, timed alone.
-//    The client runs on the same machine: on 2 cores it competes with the gateway for CPU.
+//    The client runs on the same machine: on 2 cores it competes with the gateway for CPU. Each
+//    load prints what the machine took away (machine-probes.mjs): the time the gateway's main
+//    thread waited for a CPU and the kernel's share of CPU time. Before the disk loads the bench
+//    waits (up to BENCH_SETTLE_SECONDS, default 120) for file creation to cost what it does on a
+//    quiet disk: on an ext4 without a journal it is 3–8× dearer for about a minute after many
+//    files were removed (a test suite's or an earlier bench run's clean-up).
 //  - RSS per idle deactivated thread (target ≤ 5 KB): through HTTP, batches of 4,000 more
 //    one-message threads, each left to deactivate (GUPPY_IDLE_TIMEOUT_SECONDS=2); after each the
 //    gateway runs full GCs and reports its RSS and heap (gc-signal-preload.mjs). The figure is
@@ -41,22 +46,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createHttpLoadClient } from "./http-load-client.mjs";
+import {
+  kernelShare,
+  machineCpuTicks,
+  mainThreadCpuMs,
+  mainThreadRunQueueWaitMs,
+  settleFileCreation,
+} from "./machine-probes.mjs";
 
 const bin = fileURLToPath(new URL("../packages/guppy/bin/guppy.js", import.meta.url));
 const unbundled = fileURLToPath(new URL("./serve-unbundled.mjs", import.meta.url));
 const fauxPreload = fileURLToPath(new URL("./faux-llm-preload.mjs", import.meta.url));
 const LATENCY_MS = 20;
+/** How long the disk loads wait at most for file creation to settle (BENCH_SETTLE_SECONDS). */
+const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 120);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-/** CPU time (user + system) of a process's main thread so far, in ms; NaN without /proc. */
-const mainThreadCpuMs = (pid) => {
-  try {
-    const fields = readFileSync(`/proc/${pid}/task/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks of 10 ms
-  } catch {
-    return Number.NaN;
-  }
-};
 const rssMb = (pid) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : Number.NaN;
@@ -179,21 +184,6 @@ function fileFloor(home) {
   return { perPrompt, perCreate: (performance.now() - c0) / 500 };
 }
 
-/**
- * What creating a directory and a file in it costs on this disk now, in ms (a new thread creates
- * its directory, log.jsonl and context.jsonl). On an ext4 mounted with `discard` it was ~0.06 ms
- * when the disk was quiet and ~0.3 ms for 20–30 s after many files had been deleted (a previous
- * run's homes, a test suite's temp dirs): the disk figure of (a) moves with it.
- */
-function creationCost(home) {
-  const t0 = performance.now();
-  for (let i = 0; i < 200; i++) {
-    mkdirSync(join(home, `probe${i}`));
-    closeSync(openSync(join(home, `probe${i}`, "f"), "a"));
-  }
-  return (performance.now() - t0) / 400;
-}
-
 const homes = [];
 const newHome = (dir = tmpdir()) => {
   const h = mkdtempSync(join(dir, "guppy-bench-gateway-"));
@@ -268,9 +258,19 @@ try {
       );
       const first = await pass(client, token, "first");
       const cpu0 = mainThreadCpuMs(pid);
+      const wait0 = mainThreadRunQueueWaitMs(pid);
+      const machine0 = machineCpuTicks();
       const second = await pass(client, token, "t");
       const cpu = mainThreadCpuMs(pid) - cpu0;
-      return { first, second: { ...second, cpuPerPrompt: cpu / (THREADS * MESSAGES) } };
+      return {
+        first,
+        second: {
+          ...second,
+          cpuPerPrompt: cpu / (THREADS * MESSAGES),
+          runQueueWait: mainThreadRunQueueWaitMs(pid) - wait0,
+          kernel: kernelShare(machine0, machineCpuTicks()),
+        },
+      };
     } finally {
       client.close();
     }
@@ -287,7 +287,13 @@ try {
     const cpu = Number.isNaN(second.cpuPerPrompt)
       ? ""
       : `; server main thread ${(second.cpuPerPrompt * 1000).toFixed(0)} µs/prompt = ${((100 * second.cpuPerPrompt * 1000) / budgetUs).toFixed(0)} % of the ${budgetUs.toFixed(0)} µs it has per prompt at the ideal rate`;
-    console.log(`${line(label, second)}${where ? `, ${where}` : ""}${cpu}`);
+    // What the machine took away meanwhile: time that thread could have run but every CPU was
+    // busy with something else (the gateway's other threads, the load client, the kernel), and
+    // the kernel's share of both CPUs (file-system work, loopback TCP, a slowed disk).
+    const machine = Number.isNaN(second.runQueueWait)
+      ? ""
+      : `; it waited ${second.runQueueWait.toFixed(0)} ms of the pass for a CPU; kernel ${second.kernel.toFixed(0)} % of all CPU time`;
+    console.log(`${line(label, second)}${where ? `, ${where}` : ""}${cpu}${machine}`);
     console.log(`${line("", first)}: its first pass (cold JIT)`);
   };
   const loadServe = async (home, fauxInside) => {
@@ -299,11 +305,13 @@ try {
     }
   };
   const tmpfs = existsSync("/dev/shm") ? "/dev/shm" : undefined;
-  const diskCreate = creationCost(newHome());
+  // The disk first settles from whatever removed many files just before (see settleFileCreation).
+  const settled = await settleFileCreation(newHome(), SETTLE_SECONDS);
+  const creation = settled.costs.map((c) => c.toFixed(3)).join(" → ");
   report(
     "load (a)",
     await loadServe(newHome(), true),
-    `faux LLM in the gateway, GUPPY_HOME in ${tmpdir()} (creating a file there ${diskCreate.toFixed(3)} ms just before)`,
+    `faux LLM in the gateway, GUPPY_HOME in ${tmpdir()} (creating a file there ${creation} ms just before${settled.waited >= 1 ? `, waited ${settled.waited.toFixed(0)} s for it to settle` : ""})`,
   );
   if (tmpfs) {
     report(
