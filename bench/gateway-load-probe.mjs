@@ -3,12 +3,15 @@
 // faux provider answering every request after LATENCY_MS. No HTTP on either side, so the
 // figure is the runtime's scheduling and bookkeeping cost, not the client's or the LLM's.
 // Prints one JSON line. Args: threads messages concurrency latencyMs. GUPPY_HOME is made under
-// BENCH_DIR when set (e.g. /dev/shm), else under the system temp dir.
+// BENCH_DIR when set (e.g. /dev/shm) and left for the caller to remove, else under the system
+// temp dir and removed at the end (removing thousands of files slows file creation on some disks
+// for a minute: a caller that measures more after this removes it last).
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createOrchestrator, createStore, createThreadRunner, loadConfig } from "@guppy/core";
 import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
+import { mainThreadCpuMs, mainThreadRunQueueWaitMs } from "./machine-probes.mjs";
 
 const [THREADS, MESSAGES, CONCURRENT, LATENCY_MS] = process.argv.slice(2).map(Number);
 const home = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "guppy-bench-load-"));
@@ -68,11 +71,22 @@ const load = async (prefix) => {
   return { wall: performance.now() - t0, answered: answers.reduce((a, b) => a + b, 0) };
 };
 await load("warm"); // JIT and file-system caches; not reported
+const cpu0 = mainThreadCpuMs(process.pid);
+const wait0 = mainThreadRunQueueWaitMs(process.pid);
 const { wall, answered } = await load("t");
 const ideal = (THREADS * MESSAGES * LATENCY_MS) / CONCURRENT;
 console.log(
-  JSON.stringify({ answered, total: THREADS * MESSAGES, wall, ideal, ratio: wall / ideal }),
+  JSON.stringify({
+    answered,
+    total: THREADS * MESSAGES,
+    wall,
+    ideal,
+    ratio: wall / ideal,
+    // µs of this (the agents') thread per prompt, and ms it waited runnable for a CPU: NaN → null
+    cpuPerPromptUs: ((mainThreadCpuMs(process.pid) - cpu0) * 1000) / (THREADS * MESSAGES),
+    runQueueWaitMs: mainThreadRunQueueWaitMs(process.pid) - wait0,
+  }),
 );
 await orchestrator.shutdown(0);
 faux.unregister();
-rmSync(home, { recursive: true, force: true });
+if (process.env.BENCH_DIR === undefined) rmSync(home, { recursive: true, force: true });
