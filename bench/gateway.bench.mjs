@@ -63,7 +63,7 @@ const LATENCY_MS = 20;
 /** How long the disk loads wait at most for file creation to settle (BENCH_SETTLE_SECONDS). */
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 120);
 /** How many times load (a) runs on each home, the figure being their median (BENCH_LOAD_ROUNDS). */
-const LOAD_ROUNDS = Number(process.env.BENCH_LOAD_ROUNDS ?? 3);
+const LOAD_ROUNDS = Math.max(1, Number(process.env.BENCH_LOAD_ROUNDS ?? 3));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const rssMb = (pid) => {
@@ -374,11 +374,10 @@ try {
         env: { ...process.env, BENCH_DIR: newHome(dir) },
       }),
     );
-  /** Its thread's CPU per prompt and the time it waited for a CPU, when /proc told it. */
+  /** Its thread's CPU per prompt and the time it waited for a CPU, as far as /proc told them. */
   const threadFigures = (r) =>
-    r.cpuPerPromptUs === null
-      ? ""
-      : `; its thread ${r.cpuPerPromptUs.toFixed(0)} µs/prompt, waited ${r.runQueueWaitMs.toFixed(0)} ms for a CPU`;
+    (r.cpuPerPromptUs === null ? "" : `; its thread ${r.cpuPerPromptUs.toFixed(0)} µs/prompt`) +
+    (r.runQueueWaitMs === null ? "" : `; it waited ${r.runQueueWaitMs.toFixed(0)} ms for a CPU`);
   const onDisk = inProcess(undefined);
   console.log(
     `in process (d)       ${onDisk.answered}/${onDisk.total} answered; wall ${onDisk.wall.toFixed(0)} ms = ${onDisk.ratio.toFixed(2)}× ideal (target ≤ 1.3×), GUPPY_HOME in ${tmpdir()}${threadFigures(onDisk)}`,
