@@ -334,7 +334,7 @@ try {
   }
   const ratioOf = (ws) => (median(ws) / ideal).toFixed(2);
   console.log(
-    `${"".padEnd(21)}median of ${LOAD_ROUNDS} runs: ${ratioOf(walls.disk)}× with GUPPY_HOME on the disk${tmpfs ? `, ${ratioOf(walls.tmpfs)}× on tmpfs` : ""} (target ≤ 1.3×)`,
+    `${"".padEnd(21)}median of ${LOAD_ROUNDS} run${LOAD_ROUNDS === 1 ? "" : "s"}: ${ratioOf(walls.disk)}× with GUPPY_HOME on the disk${tmpfs ? `, ${ratioOf(walls.tmpfs)}× on tmpfs` : ""} (target ≤ 1.3×)`,
   );
   report(
     "load (b)",
