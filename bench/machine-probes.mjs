@@ -81,7 +81,7 @@ const SETTLED_MS = 0.06;
  * On an ext4 without a journal (this project's virtual machines) the inode allocator skips every
  * inode removed in the last minute — five while its inode-table block is not yet written back —
  * checking each: after a test suite or an earlier bench run removed thousands of files, creating
- * one costs 3–8× more for minutes, and every new thread creates three. Without the wait, a load
+ * one costs 3–8× more for about a minute (measured here), and every new thread creates three. Without the wait, a load
  * measures the previous run's clean-up. Returns the costs measured (ms, first to last) and the
  * seconds waited.
  */
