@@ -9,9 +9,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { constants, PerformanceObserver } from "node:perf_hooks";
 import { createOrchestrator, createStore, createThreadRunner, loadConfig } from "@guppy/core";
 import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
-import { mainThreadCpuMs, mainThreadRunQueueWaitMs } from "./machine-probes.mjs";
+import {
+  mainThreadCpuMs,
+  mainThreadMinorFaults,
+  mainThreadRunQueueWaitMs,
+} from "./machine-probes.mjs";
 
 const [THREADS, MESSAGES, CONCURRENT, LATENCY_MS] = process.argv.slice(2).map(Number);
 const home = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "guppy-bench-load-"));
@@ -71,9 +76,24 @@ const load = async (prefix) => {
   return { wall: performance.now() - t0, answered: answers.reduce((a, b) => a + b, 0) };
 };
 await load("warm"); // JIT and file-system caches; not reported
+// The measured pass's GC pauses of this thread: scavenges (young generation) and the others.
+const gcPauses = { scavenge: 0, other: 0 };
+const gcPauseMs = { scavenge: 0, other: 0 };
+const gcObserver = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = entry.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR ? "scavenge" : "other";
+    gcPauses[kind]++;
+    gcPauseMs[kind] += entry.duration;
+  }
+});
+gcObserver.observe({ entryTypes: ["gc"] });
 const cpu0 = mainThreadCpuMs(process.pid);
 const wait0 = mainThreadRunQueueWaitMs(process.pid);
+const faults0 = mainThreadMinorFaults(process.pid);
 const { wall, answered } = await load("t");
+const faults = mainThreadMinorFaults(process.pid) - faults0;
+await new Promise((resolve) => setImmediate(resolve)); // the last GC entries are delivered
+gcObserver.disconnect();
 const ideal = (THREADS * MESSAGES * LATENCY_MS) / CONCURRENT;
 console.log(
   JSON.stringify({
@@ -85,6 +105,9 @@ console.log(
     // µs of this (the agents') thread per prompt, and ms it waited runnable for a CPU: NaN → null
     cpuPerPromptUs: ((mainThreadCpuMs(process.pid) - cpu0) * 1000) / (THREADS * MESSAGES),
     runQueueWaitMs: mainThreadRunQueueWaitMs(process.pid) - wait0,
+    gcPauses,
+    gcPauseMs,
+    faultsPerPrompt: faults / (THREADS * MESSAGES),
   }),
 );
 await orchestrator.shutdown(0);

@@ -20,7 +20,9 @@
 //    median.
 //    The client runs on the same machine: on 2 cores it competes with the gateway for CPU. Each
 //    load prints what the machine took away (machine-probes.mjs): the time the gateway's main
-//    thread waited for a CPU and the kernel's share of CPU time. Before the disk loads the bench
+//    thread waited for a CPU, the kernel's share of CPU time, and the page faults per prompt of
+//    that thread (the bench first prints what one costs here: ~12 µs on this project's virtual
+//    machines); (d) also prints the time GC paused its thread. Before the disk loads the bench
 //    waits (up to BENCH_SETTLE_SECONDS, default 120) for file creation to cost what it does on a
 //    quiet disk: on an ext4 without a journal it is 3–8× dearer for about a minute after many
 //    files were removed (a test suite's or an earlier bench run's clean-up).
@@ -52,7 +54,9 @@ import {
   kernelShare,
   machineCpuTicks,
   mainThreadCpuMs,
+  mainThreadMinorFaults,
   mainThreadRunQueueWaitMs,
+  pageFaultCostUs,
   settleFileCreation,
 } from "./machine-probes.mjs";
 
@@ -263,6 +267,7 @@ try {
       const first = await pass(client, token, "first");
       const cpu0 = mainThreadCpuMs(pid);
       const wait0 = mainThreadRunQueueWaitMs(pid);
+      const faults0 = mainThreadMinorFaults(pid);
       const machine0 = machineCpuTicks();
       const second = await pass(client, token, "t");
       const cpu = mainThreadCpuMs(pid) - cpu0;
@@ -273,6 +278,7 @@ try {
           cpuPerPrompt: cpu / (THREADS * MESSAGES),
           runQueueWait: mainThreadRunQueueWaitMs(pid) - wait0,
           kernel: kernelShare(machine0, machineCpuTicks()),
+          faultsPerPrompt: (mainThreadMinorFaults(pid) - faults0) / (THREADS * MESSAGES),
         },
       };
     } finally {
@@ -298,7 +304,12 @@ try {
     const machine = Number.isNaN(second.runQueueWait)
       ? ""
       : `; it waited ${second.runQueueWait.toFixed(0)} ms of the pass for a CPU; kernel ${second.kernel.toFixed(0)} % of all CPU time`;
-    console.log(`${line(label, second)}${where ? `, ${where}` : ""}${cpu}${machine}`);
+    // Pages it touched for the first time (V8's heap growing, scavenges copying survivors into
+    // fresh pages): each costs what the bench's `machine` line says.
+    const faults = Number.isNaN(second.faultsPerPrompt)
+      ? ""
+      : `; ${second.faultsPerPrompt.toFixed(1)} page faults/prompt`;
+    console.log(`${line(label, second)}${where ? `, ${where}` : ""}${cpu}${machine}${faults}`);
     if (withFirst) console.log(`${line("", first)}: its first pass (cold JIT)`);
   };
   const loadServe = async (home, fauxInside) => {
@@ -310,6 +321,13 @@ try {
     }
   };
   const tmpfs = existsSync("/dev/shm") ? "/dev/shm" : undefined;
+  // What the machine charges for memory the loads touch anew: on a virtual machine that traps to
+  // its host on each page fault it is several times bare metal's, and a load's scavenges fault
+  // on every page they promote into.
+  const faultCostUs = pageFaultCostUs();
+  console.log(
+    `machine              a page fault costs ${faultCostUs.toFixed(1)} µs here (first touch of fresh memory; commonly ~1 µs on bare metal, not measured here)`,
+  );
   // Load (a) LOAD_ROUNDS times, on the disk and on tmpfs in turn: on a small VM one run of the
   // same code reads anything from 1.3× to 2×, so the figure is the median of the runs.
   const walls = { disk: [], tmpfs: [] };
@@ -377,7 +395,9 @@ try {
   /** Its thread's CPU per prompt and the time it waited for a CPU, as far as /proc told them. */
   const threadFigures = (r) =>
     (r.cpuPerPromptUs === null ? "" : `; its thread ${r.cpuPerPromptUs.toFixed(0)} µs/prompt`) +
-    (r.runQueueWaitMs === null ? "" : `; it waited ${r.runQueueWaitMs.toFixed(0)} ms for a CPU`);
+    (r.runQueueWaitMs === null ? "" : `; it waited ${r.runQueueWaitMs.toFixed(0)} ms for a CPU`) +
+    `; GC paused it ${r.gcPauseMs.scavenge.toFixed(0)} ms in ${r.gcPauses.scavenge} scavenges and ${r.gcPauseMs.other.toFixed(0)} ms in ${r.gcPauses.other} other GCs` +
+    (r.faultsPerPrompt === null ? "" : `; ${r.faultsPerPrompt.toFixed(1)} page faults/prompt`);
   const onDisk = inProcess(undefined);
   console.log(
     `in process (d)       ${onDisk.answered}/${onDisk.total} answered; wall ${onDisk.wall.toFixed(0)} ms = ${onDisk.ratio.toFixed(2)}× ideal (target ≤ 1.3×), GUPPY_HOME in ${tmpdir()}${threadFigures(onDisk)}`,
