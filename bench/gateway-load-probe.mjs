@@ -91,6 +91,9 @@ const cpu0 = mainThreadCpuMs(process.pid);
 const wait0 = mainThreadRunQueueWaitMs(process.pid);
 const faults0 = mainThreadMinorFaults(process.pid);
 const { wall, answered } = await load("t");
+// Read together, right after the pass (before the wait for the last GC entries below).
+const cpuMs = mainThreadCpuMs(process.pid) - cpu0;
+const waitMs = mainThreadRunQueueWaitMs(process.pid) - wait0;
 const faults = mainThreadMinorFaults(process.pid) - faults0;
 await new Promise((resolve) => setImmediate(resolve)); // the last GC entries are delivered
 gcObserver.disconnect();
@@ -102,9 +105,10 @@ console.log(
     wall,
     ideal,
     ratio: wall / ideal,
-    // µs of this (the agents') thread per prompt, and ms it waited runnable for a CPU: NaN → null
-    cpuPerPromptUs: ((mainThreadCpuMs(process.pid) - cpu0) * 1000) / (THREADS * MESSAGES),
-    runQueueWaitMs: mainThreadRunQueueWaitMs(process.pid) - wait0,
+    // µs of this (the agents') thread per prompt, ms it waited runnable for a CPU and its page
+    // faults per prompt, from /proc: NaN (printed as null) without it
+    cpuPerPromptUs: (cpuMs * 1000) / (THREADS * MESSAGES),
+    runQueueWaitMs: waitMs,
     gcPauses,
     gcPauseMs,
     faultsPerPrompt: faults / (THREADS * MESSAGES),

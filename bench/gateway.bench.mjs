@@ -21,7 +21,7 @@
 //    The client runs on the same machine: on 2 cores it competes with the gateway for CPU. Each
 //    load prints what the machine took away (machine-probes.mjs): the time the gateway's main
 //    thread waited for a CPU, the kernel's share of CPU time, and the page faults per prompt of
-//    that thread (the bench first prints what one costs here: ~12 µs on this project's virtual
+//    that thread (the bench first prints what one costs here: 12–18 µs on this project's virtual
 //    machines); (d) also prints the time GC paused its thread. Before the disk loads the bench
 //    waits (up to BENCH_SETTLE_SECONDS, default 120) for file creation to cost what it does on a
 //    quiet disk: on an ext4 without a journal it is 3–8× dearer for about a minute after many
@@ -392,7 +392,10 @@ try {
         env: { ...process.env, BENCH_DIR: newHome(dir) },
       }),
     );
-  /** Its thread's CPU per prompt and the time it waited for a CPU, as far as /proc told them. */
+  /**
+   * Its thread's CPU per prompt, the time it waited for a CPU and its page faults per prompt (as
+   * far as /proc told them), and the time GC paused it.
+   */
   const threadFigures = (r) =>
     (r.cpuPerPromptUs === null ? "" : `; its thread ${r.cpuPerPromptUs.toFixed(0)} µs/prompt`) +
     (r.runQueueWaitMs === null ? "" : `; it waited ${r.runQueueWaitMs.toFixed(0)} ms for a CPU`) +

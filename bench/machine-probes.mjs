@@ -52,8 +52,9 @@ export function mainThreadMinorFaults(pid) {
 
 /**
  * What one minor page fault costs this process now, in µs: the first touch of each page of 64 MB
- * just allocated, against a second touch. On bare metal ~0.5–2 µs; on a virtual machine whose
- * guest traps to the host on every fault (a PVM guest, this project's machines) ~12 µs measured.
+ * just allocated, against a second touch. Commonly ~1 µs on bare metal (not measured here); on a
+ * virtual machine whose guest traps to its host on every fault (a PVM guest, this project's
+ * machines) 12–18 µs measured.
  */
 export function pageFaultCostUs() {
   const size = 64 * 1024 * 1024;
@@ -118,9 +119,9 @@ const SETTLED_MS = 0.06;
  * On an ext4 without a journal (this project's virtual machines) the inode allocator skips every
  * inode removed in the last minute — five while its inode-table block is not yet written back —
  * checking each: after a test suite or an earlier bench run removed thousands of files, creating
- * one costs 3–8× more for about a minute (measured here), and every new thread creates three. Without the wait, a load
- * measures the previous run's clean-up. Returns the costs measured (ms, first to last) and the
- * seconds waited.
+ * one costs 3–8× more for about a minute (measured here), and every new thread creates three.
+ * Without the wait, a load measures the previous run's clean-up. Returns the costs measured (ms,
+ * first to last) and the seconds waited.
  */
 export async function settleFileCreation(dir, maxSeconds) {
   const t0 = performance.now();
