@@ -1,0 +1,24 @@
+import type { ServerResponse } from "node:http";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** An answer with a JSON body as it goes out: status, body and extra headers. */
+export interface JsonAnswer {
+  status: ContentfulStatusCode;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Writes an answer straight to a node response, with the headers Hono's `c.json` gives it
+ * (nothing when the client is gone).
+ */
+export function writeJsonAnswer(res: ServerResponse, answer: JsonAnswer): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(answer.body);
+  res.writeHead(answer.status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    ...answer.headers,
+  });
+  res.end(text);
+}

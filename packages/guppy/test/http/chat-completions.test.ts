@@ -1,0 +1,211 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { RunnerEvent, SendResult } from "@guppy/core";
+import { createAdaptorServer } from "@hono/node-server";
+import type { Hono } from "hono";
+import { afterEach, describe, expect, it } from "vitest";
+import { createHttpApp } from "../../src/http/create-http-app.js";
+import type { HttpBackend, HttpMessage, PromptReply } from "../../src/http/http-backend.js";
+
+const TOKEN = "t0ken";
+
+/**
+ * A backend whose prompts wait until the test ends their run: `reply(threadId)` is the prompt's
+ * reply (its events and notice), `result` what `send` answers.
+ */
+function scriptedBackend(result: () => Promise<SendResult>) {
+  const replies = new Map<string, PromptReply>();
+  const backend: HttpBackend = {
+    async send(threadId: string, message: HttpMessage) {
+      if (message.type === "prompt" && message.reply) replies.set(threadId, message.reply);
+      return result();
+    },
+    thread: async (threadId) => ({ status: "known", threadId }),
+    threads: async () => [],
+    logFile: async () => "/nonexistent",
+    readLog: async () => [],
+  };
+  return { backend, reply: (threadId: string) => replies.get(threadId) };
+}
+
+const queued = async (): Promise<SendResult> => ({
+  status: "queued",
+  inboxId: "in-1",
+  position: 0,
+});
+const usage = (input: number, output: number): RunnerEvent => ({
+  type: "usage",
+  usage: {
+    input,
+    output,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: input + output,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  },
+  totals: { input, output, cacheRead: 0, cacheWrite: 0, cost: 0, requests: 1 },
+});
+const runEnd = (text: string, stopReason: "stop" | "error", errorMessage?: string): RunnerEvent =>
+  ({ type: "run_end", text, stopReason, ...(errorMessage ? { errorMessage } : {}) }) as RunnerEvent;
+
+/** A real node server over the app (127.0.0.1, stopped after the test); `settled` counts fetches done. */
+const servers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const stop of servers.splice(0)) await stop();
+});
+async function serveApp(app: Hono) {
+  let settled = 0;
+  const server = createAdaptorServer({
+    fetch: async (request, env) => {
+      try {
+        return await app.fetch(request, env);
+      } finally {
+        settled++;
+      }
+    },
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  servers.push(async () => {
+    // A request the test left waiting (when it failed) must not hold the close up.
+    (server as Server).closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, settled: () => settled };
+}
+
+/** POST /v1/chat/completions, through the node server or through app.request (no node bindings). */
+type Transport = "node server" | "app.request";
+async function ask(app: Hono, transport: Transport, body: unknown, thread = "t1") {
+  const init = {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      "content-type": "application/json",
+      "x-guppy-thread": thread,
+    },
+    body: JSON.stringify(body),
+  };
+  if (transport === "app.request") return app.request("/v1/chat/completions", init);
+  const { url } = await serveApp(app);
+  return fetch(`${url}/v1/chat/completions`, init);
+}
+
+const appOver = (backend: HttpBackend) =>
+  createHttpApp({ backend, token: TOKEN, tokenHint: "test", modelName: "guppy-model" });
+const hello = { model: "m", messages: [{ role: "user", content: "hello" }] };
+/** Lets the request reach the backend. */
+const until = async (check: () => unknown) => {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 5));
+  expect(check()).toBeTruthy();
+};
+
+describe.each<Transport>(["node server", "app.request"])(
+  "chat completions, plain (%s)",
+  (transport) => {
+    it("answers with the run's text and usage once the run ends", async () => {
+      const s = scriptedBackend(queued);
+      const pending = ask(appOver(s.backend), transport, hello);
+      await until(() => s.reply("http:api:t1"));
+      const reply = s.reply("http:api:t1") as PromptReply;
+      expect(reply.events).toBe("end");
+      reply.onEvent(usage(10, 3));
+      reply.onEvent(runEnd("hi there", "stop"));
+      const res = await pending;
+      expect(res.status).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+      expect(res.headers.get("x-guppy-thread-id")).toBe("http:api:t1");
+      expect(res.headers.get("x-guppy-message-id")).toBe("in-1");
+      expect(await res.json()).toMatchObject({
+        id: "chatcmpl-in-1",
+        object: "chat.completion",
+        model: "m",
+        choices: [
+          { index: 0, message: { role: "assistant", content: "hi there" }, finish_reason: "stop" },
+        ],
+        usage: { prompt_tokens: 10, completion_tokens: 3, total_tokens: 13 },
+        guppy: { thread_id: "http:api:t1", message_id: "in-1", stop_reason: "stop" },
+      });
+    });
+
+    it("answers 502 for a failed run and 503 for a notice, naming the thread and message", async () => {
+      const s = scriptedBackend(queued);
+      const app = appOver(s.backend);
+      const failing = ask(app, transport, hello, "bad");
+      const noticed = ask(app, transport, hello, "note");
+      await until(() => s.reply("http:api:bad") && s.reply("http:api:note"));
+      s.reply("http:api:bad")?.onEvent(runEnd("", "error", "the model is down"));
+      s.reply("http:api:note")?.notice("guppy is shutting down");
+      const bad = await failing;
+      expect(bad.status).toBe(502);
+      expect(bad.headers.get("x-guppy-thread-id")).toBe("http:api:bad");
+      expect(await bad.json()).toEqual({
+        error: { message: "the model is down", type: "upstream_error" },
+      });
+      const note = await noticed;
+      expect(note.status).toBe(503);
+      expect(await note.json()).toEqual({
+        error: { message: "guppy is shutting down", type: "unavailable" },
+      });
+    });
+
+    it("answers 429 when the thread is busy, 503 when refused, 500 when the backend fails", async () => {
+      const busy = await ask(
+        appOver(scriptedBackend(async () => ({ status: "busy", queued: 5 })).backend),
+        transport,
+        hello,
+      );
+      expect(busy.status).toBe(429);
+      expect(await busy.json()).toEqual({
+        error: {
+          message: "Thread http:api:t1 is busy (5 prompts queued); try again shortly.",
+          type: "busy",
+        },
+      });
+      const refused = await ask(
+        appOver(scriptedBackend(async () => ({ status: "refused", reason: "stopping" })).backend),
+        transport,
+        hello,
+      );
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toBe(
+        "The prompt was not accepted: stopping.",
+      );
+      const broken = await ask(
+        appOver(
+          scriptedBackend(async () => {
+            throw new Error("the main thread is gone");
+          }).backend,
+        ),
+        transport,
+        hello,
+      );
+      expect(broken.status).toBe(500);
+      expect(await broken.json()).toEqual({
+        error: { message: "Internal error: the main thread is gone", type: "internal_error" },
+      });
+    });
+  },
+);
+
+describe("chat completions on the node server", () => {
+  it("returns from Hono at once and writes the plain answer when the run ends", async () => {
+    const s = scriptedBackend(queued);
+    const served = await serveApp(appOver(s.backend));
+    const pending = fetch(`${served.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" },
+      body: JSON.stringify(hello),
+    });
+    await until(() => s.reply("http:api:default"));
+    // The run is still going, and Hono's part of the request is over already.
+    await until(() => served.settled() === 1);
+    s.reply("http:api:default")?.onEvent(runEnd("late answer", "stop"));
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(
+      ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]
+        ?.message.content,
+    ).toBe("late answer");
+  });
+});
