@@ -50,14 +50,19 @@ interface OpenFile {
   whole: boolean;
   /** Closed already: its descriptor number may belong to another file now. */
   closed: boolean;
+  /** When it was last used (a counter): the least recently used go first when too many are open. */
+  used: number;
 }
 
 /**
- * Most recently used last; bounded well under the process's file-descriptor limit (Node raises
- * the soft limit to the hard one at start). The orchestrator closes a thread's files when it
- * deactivates, so this holds the active threads' files.
+ * Bounded well under the process's file-descriptor limit (Node raises the soft limit to the hard
+ * one at start). The orchestrator closes a thread's files when it deactivates, so this holds the
+ * active threads' files. Recency is a stamp on each entry, not the map's order: a busy thread
+ * appends several times per prompt, and moving its entry to the end each time (a delete and a
+ * set, and a rehash of the table now and then) cost more than the appends' bookkeeping needs.
  */
 const openFiles = new Map<string, OpenFile>();
+let clock = 0;
 let maxOpen = openFileBound(readProcessLimits());
 
 /**
@@ -90,26 +95,33 @@ export function setOpenFileBound(bound: number): number {
 function openForAppend(path: string): OpenFile {
   const cached = openFiles.get(path);
   if (cached) {
-    openFiles.delete(path);
     // Still the file at `path`? One that was removed or replaced by a rename has no links left:
     // appends to it would go nowhere, so open the path again.
     if (fstatSync(cached.fd).nlink > 0) {
-      openFiles.set(path, cached);
+      cached.used = ++clock;
       return cached;
     }
-    shut(cached);
+    release(path, cached);
   }
-  const file: OpenFile = { fd: openSync(path, "a+"), whole: false, closed: false };
+  const file = openFile(openSync(path, "a+"));
   remember(path, file);
   return file;
 }
 
-/** Adds an open file as the most recently used, closing the least recently used past the bound. */
+const openFile = (fd: number): OpenFile => ({ fd, whole: false, closed: false, used: ++clock });
+
+/**
+ * Adds an open file. At the bound, the least recently used quarter is closed first (at least
+ * one): a sort now and then rather than upkeep of an order on every append.
+ */
 function remember(path: string, file: OpenFile): void {
-  while (openFiles.size >= maxOpen) {
-    const [oldest, entry] = openFiles.entries().next().value as [string, OpenFile];
-    openFiles.delete(oldest);
-    shut(entry);
+  if (openFiles.size >= maxOpen) {
+    const byUse = [...openFiles].sort((a, b) => a[1].used - b[1].used);
+    const excess = openFiles.size - maxOpen + 1;
+    for (const [oldest, entry] of byUse.slice(0, Math.max(excess, Math.floor(maxOpen / 4)))) {
+      openFiles.delete(oldest);
+      shut(entry);
+    }
   }
   openFiles.set(path, file);
 }
@@ -144,7 +156,7 @@ export async function openForAppendAsync(path: string): Promise<void> {
   // (archived by /new, rewritten, removed): this descriptor may be the old file's, and appends
   // through it would land there. The next append opens the path again.
   if (openFiles.has(path) || pending.forgets !== forgets) closeSync(fd);
-  else remember(path, { fd, whole: false, closed: false });
+  else remember(path, openFile(fd));
 }
 
 /**

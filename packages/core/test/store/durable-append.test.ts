@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   appendLines,
   forgetAppendState,
+  openAppendFd,
   openFileBound,
   openForAppendAsync,
   setOpenFileBound,
@@ -93,6 +94,25 @@ describe("appendLines (files kept open between appends)", () => {
         for (const [i, path] of paths.entries()) appendLines(path, [{ i, round }]);
       for (const [i, path] of paths.entries())
         expect(lines(path)).toEqual([0, 1, 2].map((round) => JSON.stringify({ i, round })));
+    } finally {
+      setOpenFileBound(old);
+    }
+  });
+
+  it("closes the least recently appended files first when too many are open", () => {
+    const old = setOpenFileBound(8);
+    try {
+      const paths = Array.from({ length: 9 }, (_, i) => join(dir, `f${i}.jsonl`));
+      for (const path of paths.slice(0, 8)) appendLines(path, [{ first: true }]);
+      // f0 and f1 are used again: f2 and f3 are now the least recently used.
+      appendLines(paths[0] as string, [{ again: true }]);
+      appendLines(paths[1] as string, [{ again: true }]);
+      appendLines(paths[8] as string, [{ first: true }]); // over the bound: a quarter goes
+      const open = paths.map((path) => openAppendFd(path) !== undefined);
+      expect(open).toEqual([true, true, false, false, true, true, true, true, true]);
+      // Closed is not lost: the next append opens it again.
+      appendLines(paths[2] as string, [{ again: true }]);
+      expect(lines(paths[2] as string)).toHaveLength(2);
     } finally {
       setOpenFileBound(old);
     }
