@@ -328,10 +328,10 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     return outcome.compacted ? [outcome.message, ...rest.slice(cut)] : v;
   };
 
-  return {
-    get budget() {
-      return budget;
-    },
+  // `budget` is a data property, updated by tighten(): an object literal with a getter is a
+  // dictionary-mode object in V8 (~450 B more and slower lookups), one per thread runner.
+  const engine: ContextEngine = {
+    budget,
     view,
     estimate,
 
@@ -384,6 +384,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         compactAt: Math.floor(full.compactAt * scale),
         keepRecent: Math.floor(full.keepRecent * scale),
       };
+      (engine as { budget: ContextBudget }).budget = budget;
       logger.warn(
         `Tightened the context budget to ${budget.input} tokens (the provider counts more than the local tokenizer)`,
       );
@@ -423,6 +424,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       };
     },
   };
+  return engine;
 }
 
 function shrinkLongTexts(

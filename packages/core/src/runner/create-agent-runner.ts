@@ -322,16 +322,16 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     }
   });
 
-  return {
+  // `running` is a data property kept in step with the variable: an object literal with a getter
+  // is a dictionary-mode object in V8 (~800 B more here, and slower lookups), one per thread.
+  const runner: Omit<AgentRunner, "running"> & { running: boolean } = {
     threadId,
     model,
-    get running() {
-      return running;
-    },
+    running,
 
     async prompt(input) {
       if (running) throw new Error(`A run is already active on ${threadId}.`);
-      running = true;
+      setRunning(true);
       toolRounds = 0;
       limitReached = false;
       runUsage = emptyTotals();
@@ -391,7 +391,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         return result;
       } finally {
         agent.clearAllQueues();
-        running = false;
+        setRunning(false);
         endThinking();
       }
     },
@@ -430,12 +430,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
 
     async compact() {
       if (running) throw new Error("Cannot compact while a run is active.");
-      running = true;
+      setRunning(true);
       abortRequested = false;
       try {
         return await compactOutsideLoop("manual");
       } finally {
-        running = false;
+        setRunning(false);
       }
     },
 
@@ -447,6 +447,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       context: engine.stats(agent.state.messages),
     }),
   };
+  return runner;
+
+  function setRunning(value: boolean) {
+    running = value;
+    runner.running = value;
+  }
 
   /**
    * A provider still answered "context too long" (its tokenizer counts more than ours): take the

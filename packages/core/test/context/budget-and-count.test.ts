@@ -1,5 +1,8 @@
+import type { StreamFn } from "@mariozechner/pi-agent-core";
+import type { Api, Model } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
 import { computeBudget } from "../../src/context/context-budget.js";
+import { createContextEngine } from "../../src/context/create-context-engine.js";
 import { createTokenCounter, loadEncoder } from "../../src/context/token-counter.js";
 import { assistant, call, result, user } from "./history-arbitrary.js";
 
@@ -56,5 +59,33 @@ describe("token counter", () => {
     const a = assistant("", [call("c1")]);
     expect(c.message(a)).toBeGreaterThan(8);
     expect(c.message(result("c1", "ok"))).toBeGreaterThan(8);
+  });
+});
+
+describe("context engine budget", () => {
+  it("tightens by 20 % per provider overflow, down to half, and reports the budget it uses", () => {
+    const full = computeBudget({
+      contextWindow: 100_000,
+      maxTokens: 4_000,
+      reserveTokens: 16_384,
+      keepRecentTokens: 20_000,
+    });
+    const engine = createContextEngine({
+      model: { contextWindow: 100_000, maxTokens: 4_000 } as Model<Api>,
+      budget: full,
+      stream: (() => {
+        throw new Error("no requests in this test");
+      }) as StreamFn,
+      systemPrompt: () => "system",
+      tools: () => [],
+      onCompacted: () => {},
+    });
+    expect(engine.budget).toEqual(full);
+    engine.tighten();
+    expect(engine.budget.input).toBe(Math.floor(full.input * 0.8));
+    expect(engine.stats([]).inputBudget).toBe(engine.budget.input);
+    for (let i = 0; i < 5; i++) engine.tighten();
+    expect(engine.budget.input).toBe(Math.floor(full.input * 0.5));
+    expect(engine.budget.compactAt).toBe(Math.floor(full.compactAt * 0.5));
   });
 });
