@@ -111,8 +111,14 @@ export function creationCost(dir) {
   return (performance.now() - t0) / 400;
 }
 
-/** Creating a file costs about this much on a quiet disk here (0.02–0.04 ms measured). */
-const SETTLED_MS = 0.06;
+/**
+ * Creating a file costs at most this much on a quiet disk here (0.013–0.04 ms measured). 0.06 ms,
+ * the bound before, let loads start while the disk still paid for a clean-up: after removing a
+ * fresh clone's node_modules, rounds that started at 0.046–0.06 ms ran at 1.41–1.44× ideal with
+ * the kernel at 24 % of all CPU time, rounds started at 0.018–0.020 ms at 1.26–1.32× (kernel
+ * 15–18 %), the same as on tmpfs.
+ */
+const SETTLED_MS = 0.04;
 
 /**
  * Waits, up to `maxSeconds`, for creating a file in `dir` to cost what it does on a quiet disk.
