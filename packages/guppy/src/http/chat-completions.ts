@@ -5,8 +5,8 @@ import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { createAsyncQueue } from "./async-queue.js";
-import type { HttpBackend, PromptReply } from "./http-backend.js";
-import { type JsonAnswer, writeJsonAnswer } from "./json-answer.js";
+import type { HttpBackend, HttpMessage, PromptReply } from "./http-backend.js";
+import { honoJsonAnswer, type JsonAnswer, writeJsonAnswer } from "./json-answer.js";
 import { errorAnswer, internalErrorAnswer, jsonError } from "./json-error.js";
 import { readJsonBody } from "./request-body.js";
 
@@ -40,6 +40,15 @@ interface PromptInput {
   text: string;
   user: string;
 }
+
+/** The prompt as it goes to the backend, its run's events to `reply`. */
+const promptMessage = (prompt: PromptInput, reply: PromptReply): HttpMessage => ({
+  type: "prompt",
+  text: prompt.text,
+  userId: prompt.user,
+  userName: prompt.user,
+  reply,
+});
 
 /** The run's token usage, as the OpenAI shape reports it, summed over its `usage` events. */
 function usageTally() {
@@ -99,13 +108,7 @@ async function plainAnswer(
   };
   const { threadId } = prompt;
   // The answer is the acknowledgement here: the prompt's fsync runs meanwhile.
-  const result = await backend.send(threadId, {
-    type: "prompt",
-    text: prompt.text,
-    userId: prompt.user,
-    userName: prompt.user,
-    reply,
-  });
+  const result = await backend.send(threadId, promptMessage(prompt, reply));
   const taken = intake(result, threadId);
   if (!taken.queued) return taken.answer;
   const { inboxId } = taken;
@@ -191,21 +194,16 @@ export async function chatCompletions(
         .catch(() => res.destroy()); // could not write it: the client sees the connection end
       return RESPONSE_ALREADY_SENT;
     }
-    const a = await answer;
-    for (const [name, value] of Object.entries(a.headers ?? {})) c.header(name, value);
-    return c.json(a.body, a.status);
+    return honoJsonAnswer(c, await answer);
   }
 
   const includeUsage =
     (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
   const usage = usageTally();
   const queue = createAsyncQueue<Outcome>();
-  const result = await backend.send(threadId, {
-    type: "prompt",
-    text,
-    userId: user,
-    userName: user,
-    reply: {
+  const result = await backend.send(
+    threadId,
+    promptMessage(prompt, {
       events: "all",
       onEvent(event) {
         queue.push({ type: "event", event });
@@ -215,10 +213,10 @@ export async function chatCompletions(
         queue.push({ type: "notice", text: noticeText });
         queue.close();
       },
-    },
-  });
+    }),
+  );
   const taken = intake(result, threadId);
-  if (!taken.queued) return c.json(taken.answer.body, taken.answer.status);
+  if (!taken.queued) return honoJsonAnswer(c, taken.answer);
   const id = `chatcmpl-${taken.inboxId}`;
   for (const [name, value] of Object.entries(answerHeaders(threadId, taken.inboxId))) {
     c.header(name, value);

@@ -5,6 +5,7 @@ import { createAsyncQueue } from "./async-queue.js";
 import { bearerMatches } from "./bearer-token.js";
 import { chatCompletions } from "./chat-completions.js";
 import type { HttpBackend } from "./http-backend.js";
+import { honoJsonAnswer } from "./json-answer.js";
 import { internalErrorAnswer, jsonError } from "./json-error.js";
 import { bodyLimit, readJsonBody } from "./request-body.js";
 
@@ -24,10 +25,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   const { backend } = options;
   const app = new Hono();
 
-  app.onError((error, c) => {
-    const answer = internalErrorAnswer(error);
-    return c.json(answer.body, answer.status);
-  });
+  app.onError((error, c) => honoJsonAnswer(c, internalErrorAnswer(error)));
   app.notFound((c) => jsonError(c, 404, `No route ${c.req.method} ${c.req.path}.`, "not_found"));
 
   app.get("/health", (c) => c.json({ status: "ok" }));

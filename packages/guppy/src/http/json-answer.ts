@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
 /** An answer with a JSON body as it goes out: status, body and extra headers. */
@@ -21,4 +22,10 @@ export function writeJsonAnswer(res: ServerResponse, answer: JsonAnswer): void {
     ...answer.headers,
   });
   res.end(text);
+}
+
+/** The same answer as a Hono response (`c.json`), for a route that returns one. */
+export function honoJsonAnswer(c: Context, answer: JsonAnswer): Response {
+  for (const [name, value] of Object.entries(answer.headers ?? {})) c.header(name, value);
+  return c.json(answer.body, answer.status);
 }

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { JsonAnswer } from "./json-answer.js";
+import { honoJsonAnswer, type JsonAnswer } from "./json-answer.js";
 
 /** Every error of the HTTP API: `{ "error": { "message", "type" } }` (the OpenAI shape). */
 export function errorAnswer(status: ContentfulStatusCode, message: string, type: string) {
@@ -14,6 +14,5 @@ export function internalErrorAnswer(error: unknown): JsonAnswer {
 }
 
 export function jsonError(c: Context, status: ContentfulStatusCode, message: string, type: string) {
-  const answer = errorAnswer(status, message, type);
-  return c.json(answer.body, answer.status);
+  return honoJsonAnswer(c, errorAnswer(status, message, type));
 }
