@@ -4,9 +4,20 @@
 // provider does, without its per-request token estimate of the whole context (a cost a real
 // LLM puts on its own machine). Everything of guppy's runs as in production: HTTP API, actors,
 // inbox, store, context engine, agent loop, logging. Only the network hop to the LLM is gone.
+import { writeFileSync } from "node:fs";
 import { createAssistantMessageEventStream, registerApiProvider } from "@mariozechner/pi-ai";
 
 const LATENCY_MS = Number(process.env.FAUX_LATENCY_MS ?? 20);
+
+/**
+ * How late the gateway's agents' thread took each answer: its timer was due LATENCY_MS after the
+ * request, and the thread ran it this much later (busy with other runs, paused by GC, waiting for
+ * a CPU). With FAUX_LATENESS_FILE set, written there at exit as flat pairs: the wall-clock time
+ * it was taken (Date.now(), so the bench can pick its measured pass) and how many ms late.
+ */
+const latenessFile = process.env.FAUX_LATENESS_FILE;
+const lateness = [];
+if (latenessFile) process.on("exit", () => writeFileSync(latenessFile, JSON.stringify(lateness)));
 const api = "openai-completions";
 const zero = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 };
 
@@ -22,7 +33,9 @@ function stream(model, _context, options) {
     stopReason: "stop",
     timestamp: Date.now(),
   };
+  const armed = performance.now();
   const timer = setTimeout(() => {
+    if (latenessFile) lateness.push(Date.now(), performance.now() - armed - LATENCY_MS);
     out.push({ type: "start", partial: { ...message, content: [] } });
     out.push({
       type: "text_start",

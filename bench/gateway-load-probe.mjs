@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { constants, PerformanceObserver } from "node:perf_hooks";
 import { createOrchestrator, createStore, createThreadRunner, loadConfig } from "@guppy/core";
 import { fauxAssistantMessage, registerFauxProvider } from "@mariozechner/pi-ai";
+import { summarizeLateness } from "./lateness.mjs";
 import {
   mainThreadCpuMs,
   mainThreadMinorFaults,
@@ -22,8 +23,12 @@ const [THREADS, MESSAGES, CONCURRENT, LATENCY_MS] = process.argv.slice(2).map(Nu
 const home = mkdtempSync(join(process.env.BENCH_DIR ?? tmpdir(), "guppy-bench-load-"));
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const faux = registerFauxProvider({ models: [{ id: "faux", contextWindow: 128_000 }] });
+/** How late each answer of the measured pass was taken (see lateness.mjs), in ms. */
+let late;
 const answer = async () => {
+  const armed = performance.now();
   await sleep(LATENCY_MS);
+  late?.push(performance.now() - armed - LATENCY_MS);
   return fauxAssistantMessage("ok");
 };
 faux.setResponses(Array.from({ length: 2 * THREADS * MESSAGES + 200 }, () => answer));
@@ -90,7 +95,10 @@ gcObserver.observe({ entryTypes: ["gc"] });
 const cpu0 = mainThreadCpuMs(process.pid);
 const wait0 = mainThreadRunQueueWaitMs(process.pid);
 const faults0 = mainThreadMinorFaults(process.pid);
+late = [];
 const { wall, answered } = await load("t");
+const lateness = summarizeLateness(late);
+late = undefined;
 // Read together, right after the pass (before the wait for the last GC entries below).
 const cpuMs = mainThreadCpuMs(process.pid) - cpu0;
 const waitMs = mainThreadRunQueueWaitMs(process.pid) - wait0;
@@ -112,6 +120,7 @@ console.log(
     gcPauses,
     gcPauseMs,
     faultsPerPrompt: faults / (THREADS * MESSAGES),
+    lateness,
   }),
 );
 await orchestrator.shutdown(0);

@@ -22,7 +22,9 @@
 //    load prints what the machine took away (machine-probes.mjs): the time the gateway's main
 //    thread waited for a CPU, the kernel's share of CPU time, and the page faults per prompt of
 //    that thread (the bench first prints what one costs here: 12–18 µs on this project's virtual
-//    machines); (d) also prints the time GC paused its thread. Before the disk loads the bench
+//    machines); (d) also prints the time GC paused its thread. (a) and (d) print how late the
+//    agents' thread took the LLM's answers (lateness.mjs): the rounds (5,000 / 64 ≈ 78) times
+//    its mean is most of the wall time over the ideal. Before the disk loads the bench
 //    waits (up to BENCH_SETTLE_SECONDS, default 120) for file creation to cost what it does on a
 //    quiet disk: on an ext4 without a journal it is 3–8× dearer for about a minute after many
 //    files were removed (a test suite's or an earlier bench run's clean-up).
@@ -50,6 +52,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createHttpLoadClient } from "./http-load-client.mjs";
+import { describeLateness, summarizeLateness } from "./lateness.mjs";
 import {
   kernelShare,
   machineCpuTicks,
@@ -64,6 +67,8 @@ const bin = fileURLToPath(new URL("../packages/guppy/bin/guppy.js", import.meta.
 const unbundled = fileURLToPath(new URL("./serve-unbundled.mjs", import.meta.url));
 const fauxPreload = fileURLToPath(new URL("./faux-llm-preload.mjs", import.meta.url));
 const LATENCY_MS = 20;
+/** Where the faux LLM inside the gateway writes how late its answers were taken (in its home). */
+const LATENESS_FILE = "faux-lateness.json";
 /** How long the disk loads wait at most for file creation to settle (BENCH_SETTLE_SECONDS). */
 const SETTLE_SECONDS = Number(process.env.BENCH_SETTLE_SECONDS ?? 120);
 /** How many times load (a) runs on each home, the figure being their median (BENCH_LOAD_ROUNDS). */
@@ -131,6 +136,7 @@ async function startServe(home, extra = {}, fauxInside = false, { node = [] } = 
       GUPPY_API_KEY: "bench",
       GUPPY_MAX_RETRIES: "0",
       GUPPY_HTTP_PORT: String(port),
+      ...(fauxInside ? { FAUX_LATENESS_FILE: join(home, LATENESS_FILE) } : {}),
       ...extra,
     },
     stdio: ["ignore", "ignore", "inherit"],
@@ -269,12 +275,16 @@ try {
       const wait0 = mainThreadRunQueueWaitMs(pid);
       const faults0 = mainThreadMinorFaults(pid);
       const machine0 = machineCpuTicks();
+      const from = Date.now();
       const second = await pass(client, token, "t");
+      const to = Date.now();
       const cpu = mainThreadCpuMs(pid) - cpu0;
       return {
         first,
         second: {
           ...second,
+          from,
+          to,
           cpuPerPrompt: cpu / (THREADS * MESSAGES),
           runQueueWait: mainThreadRunQueueWaitMs(pid) - wait0,
           kernel: kernelShare(machine0, machineCpuTicks()),
@@ -309,16 +319,30 @@ try {
     const faults = Number.isNaN(second.faultsPerPrompt)
       ? ""
       : `; ${second.faultsPerPrompt.toFixed(1)} page faults/prompt`;
-    console.log(`${line(label, second)}${where ? `, ${where}` : ""}${cpu}${machine}${faults}`);
+    console.log(
+      `${line(label, second)}${where ? `, ${where}` : ""}${cpu}${machine}${faults}${describeLateness(second.lateness)}`,
+    );
     if (withFirst) console.log(`${line("", first)}: its first pass (cold JIT)`);
   };
   const loadServe = async (home, fauxInside) => {
     const s = await startServe(home, { GUPPY_MAX_CONCURRENT: String(CONCURRENT) }, fauxInside);
+    let result;
     try {
-      return await load(s.port, s.token, s.child.pid);
+      result = await load(s.port, s.token, s.child.pid);
     } finally {
       await s.stop();
     }
+    // The faux LLM inside wrote how late each answer was taken as it exited: the measured pass's.
+    const file = join(home, LATENESS_FILE);
+    if (existsSync(file)) {
+      const pairs = JSON.parse(readFileSync(file, "utf8"));
+      const late = [];
+      for (let i = 0; i < pairs.length; i += 2) {
+        if (pairs[i] >= result.second.from && pairs[i] <= result.second.to) late.push(pairs[i + 1]);
+      }
+      result.second.lateness = summarizeLateness(late);
+    }
+    return result;
   };
   const tmpfs = existsSync("/dev/shm") ? "/dev/shm" : undefined;
   // What the machine charges for memory the loads touch anew: on a virtual machine that traps to
@@ -400,7 +424,8 @@ try {
     (r.cpuPerPromptUs === null ? "" : `; its thread ${r.cpuPerPromptUs.toFixed(0)} µs/prompt`) +
     (r.runQueueWaitMs === null ? "" : `; it waited ${r.runQueueWaitMs.toFixed(0)} ms for a CPU`) +
     `; GC paused it ${r.gcPauseMs.scavenge.toFixed(0)} ms in ${r.gcPauses.scavenge} scavenges and ${r.gcPauseMs.other.toFixed(0)} ms in ${r.gcPauses.other} other GCs` +
-    (r.faultsPerPrompt === null ? "" : `; ${r.faultsPerPrompt.toFixed(1)} page faults/prompt`);
+    (r.faultsPerPrompt === null ? "" : `; ${r.faultsPerPrompt.toFixed(1)} page faults/prompt`) +
+    describeLateness(r.lateness);
   const onDisk = inProcess(undefined);
   console.log(
     `in process (d)       ${onDisk.answered}/${onDisk.total} answered; wall ${onDisk.wall.toFixed(0)} ms = ${onDisk.ratio.toFixed(2)}× ideal (target ≤ 1.3×), GUPPY_HOME in ${tmpdir()}${threadFigures(onDisk)}`,
