@@ -1,10 +1,5 @@
 import { setMaxListeners } from "node:events";
-import {
-  Agent,
-  type AgentMessage,
-  type AgentTool,
-  type StreamFn,
-} from "@mariozechner/pi-agent-core";
+import type { AgentEvent, AgentMessage, AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, ImageContent, Model, Usage } from "@mariozechner/pi-ai";
 import { isCompactionMessage } from "../context/compaction-message.js";
 import { computeBudget } from "../context/context-budget.js";
@@ -20,6 +15,7 @@ import { type Logger, silentLogger } from "../logging/logger.js";
 import { markPromptSourcesStale } from "../prompt/prompt-sources-cache.js";
 import type { Store } from "../store/create-store.js";
 import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
+import { createLoopAgent } from "./loop-agent.js";
 import { isAssistant, messageText, oneLine } from "./message-text.js";
 import {
   addUsage,
@@ -203,8 +199,11 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     },
   });
 
-  const agent = new Agent({
-    initialState: { model, messages: loaded, tools: options.tools, thinkingLevel: "off" },
+  const agent = createLoopAgent({
+    model,
+    messages: loaded,
+    tools: options.tools,
+    onEvent: (event) => handleEvent(event),
     convertToLlm: createLlmMessages((fixes) =>
       logger.debug(`Repaired the tool-call pairing of ${threadId}`, { fixes: fixes.join("; ") }),
     ),
@@ -257,7 +256,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     }
   };
 
-  agent.subscribe((event) => {
+  function handleEvent(event: AgentEvent): void {
     switch (event.type) {
       case "message_update": {
         const e = event.assistantMessageEvent;
@@ -319,7 +318,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         persist();
         break;
     }
-  });
+  }
 
   // `running` is a data property the runner sets itself: an object literal with a getter is a
   // dictionary-mode object in V8 (~800 B more here, and slower lookups), one per thread.
