@@ -48,6 +48,8 @@ export function appendLines(path: string, records: readonly unknown[]): number {
 interface OpenFile {
   fd: number;
   whole: boolean;
+  /** The `stretch` in which it was last found still at its path (see `stillAtPath`). */
+  checked: number;
   /** Closed already: its descriptor number may belong to another file now. */
   closed: boolean;
   /** When it was last used (a counter): the least recently used go first when too many are open. */
@@ -97,18 +99,45 @@ function openForAppend(path: string): OpenFile {
   if (cached) {
     // Still the file at `path`? One that was removed or replaced by a rename has no links left:
     // appends to it would go nowhere, so open the path again.
-    if (fstatSync(cached.fd).nlink > 0) {
+    if (cached.checked === stretch || fstatSync(cached.fd).nlink > 0) {
+      markChecked(cached);
       cached.used = ++clock;
       return cached;
     }
     release(path, cached);
   }
-  const file = openFile(openSync(path, "a+"));
+  const file = openFile(openSync(path, "a+"), true);
   remember(path, file);
   return file;
 }
 
-const openFile = (fd: number): OpenFile => ({ fd, whole: false, closed: false, used: ++clock });
+/**
+ * Numbers the stretches of synchronous code between two microtask checkpoints. A file found
+ * still at its path in the current stretch is not asked again in it: nothing of this process
+ * ran in between, and a rename or removal by another one then is no different from one just
+ * after the append (which no check can catch). A run's start reads the log's size and logs the
+ * prompt in one stretch: one fstat instead of two.
+ */
+let stretch = 0;
+let stretchEnds = false;
+const nextStretch = () => {
+  stretch++;
+  stretchEnds = false;
+};
+function markChecked(file: OpenFile): void {
+  file.checked = stretch;
+  if (!stretchEnds) {
+    stretchEnds = true;
+    queueMicrotask(nextStretch);
+  }
+}
+
+/** `openedNow`: opened by path in this stretch, so it is the file there. */
+const openFile = (fd: number, openedNow: boolean): OpenFile => {
+  const file = { fd, whole: false, checked: -1, closed: false, used: ++clock };
+  if (openedNow) markChecked(file);
+  return file;
+};
 
 /**
  * Adds an open file. At the bound, the least recently used quarter is closed first (at least
@@ -156,7 +185,8 @@ export async function openForAppendAsync(path: string): Promise<void> {
   // (archived by /new, rewritten, removed): this descriptor may be the old file's, and appends
   // through it would land there. The next append opens the path again.
   if (openFiles.has(path) || pending.forgets !== forgets) closeSync(fd);
-  else remember(path, openFile(fd));
+  // Opened off the event loop a moment ago: its first append still checks it.
+  else remember(path, openFile(fd, false));
 }
 
 /**
@@ -182,7 +212,10 @@ export function openAppendFd(path: string): { fd: number; size: number } | undef
   const cached = openFiles.get(path);
   if (!cached) return undefined;
   const stat = fstatSync(cached.fd);
-  if (stat.nlink > 0) return { fd: cached.fd, size: stat.size };
+  if (stat.nlink > 0) {
+    markChecked(cached);
+    return { fd: cached.fd, size: stat.size };
+  }
   release(path, cached);
   return undefined;
 }

@@ -32,18 +32,40 @@ describe("appendLines (files kept open between appends)", () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("appends to the file now at the path after it was replaced by a rename or removed", () => {
+  /** The end of this stretch of synchronous code: what another process did shows after it. */
+  const nextStretch = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  it("appends to the file now at the path after it was replaced by a rename or removed", async () => {
     const path = join(dir, "a.jsonl");
     appendLines(path, [{ n: 1 }]);
+    await nextStretch();
     // Replaced behind the appender's back (as an atomic rewrite does): the next line must land
     // in the new file, not in the unlinked old one.
     writeFileSync(join(dir, "tmp"), '{"n":0}\n');
     renameSync(join(dir, "tmp"), path);
     appendLines(path, [{ n: 2 }]);
     expect(lines(path)).toEqual(['{"n":0}', '{"n":2}']);
+    await nextStretch();
     unlinkSync(path);
     appendLines(path, [{ n: 3 }]);
     expect(lines(path)).toEqual(['{"n":3}']);
+  });
+
+  it("asks whether a file is still at its path once per stretch of synchronous code", async () => {
+    const path = join(dir, "s.jsonl");
+    appendLines(path, [{ n: 1 }]);
+    await nextStretch();
+    expect(openAppendFd(path)?.size).toBe(8); // found at its path: the check of this stretch
+    // Replaced in the same stretch: taken as a replacement just after the next append, which
+    // goes to the file the check found, without a second fstat.
+    writeFileSync(join(dir, "tmp"), '{"n":0}\n');
+    renameSync(join(dir, "tmp"), path);
+    appendLines(path, [{ n: 2 }]);
+    expect(lines(path)).toEqual(['{"n":0}']);
+    // The next stretch asks again, and appends to the file now at the path.
+    await Promise.resolve();
+    appendLines(path, [{ n: 3 }]);
+    expect(lines(path)).toEqual(['{"n":0}', '{"n":3}']);
   });
 
   it("after forgetAppendState, a renamed-away file is left alone and the path starts afresh", () => {

@@ -77,8 +77,10 @@ describe("store", () => {
     const id = "test:c:reset";
     await store.openFiles(id);
     store.appendContext(id, [user("one")]);
-    // Removed mid-run (the files are open): the next appends go to new files at the path.
+    // Removed mid-run (the files are open) by another process, which this one sees once its
+    // stretch of synchronous code ends: the next appends go to new files at the path.
     rmSync(store.threadDir(id), { recursive: true });
+    await new Promise((resolve) => setImmediate(resolve));
     store.appendContext(id, [user("two")]);
     expect(store.loadContext(id)).toEqual([user("two")]);
     store.closeFiles(id);
