@@ -42,11 +42,13 @@ export interface Inbox {
     deferSync?: boolean,
   ): { record: AcceptedRecord; synced?: Promise<void> };
   /**
-   * Writes deferred accepts now: a prompt's run must not write anything (log, context, tool
-   * lines) before its accepted line is in the journal. Never throws (a failure is logged, and
-   * `synced` of those prompts rejects).
+   * Makes sure the accepted line of `record` is in the journal before its run writes anything
+   * (log, context, tool lines): when it is still deferred, the deferred accepts are written now.
+   * A prompt that waited for its slot was written at the end of its turn already, with the rest
+   * of that turn's: nothing to do. Never throws (a failure is logged, and `synced` of those
+   * prompts rejects).
    */
-  written(): void;
+  written(record: AcceptedRecord): void;
   tool(threadId: string, id: string, name: string, args: unknown): void;
   done(threadId: string, id: string, outcome: InboxOutcome): void;
   /** Accepted prompts without a `done` line, in the order they were accepted. */
@@ -86,6 +88,8 @@ export function createInbox(options: {
   const threads = new Map<string, ThreadInbox>();
   /** Inbox id → thread id, for the `tool` and `done` lines (they carry only the id). */
   const owners = new Map<string, string>();
+  /** An accept whose line was deferred → its number among the journal's deferred appends. */
+  const deferredAs = new WeakMap<AcceptedRecord, number>();
 
   mkdirSync(store.home, { recursive: true });
   const release = lockInbox(join(store.home, INBOX_LOCK_FILE), store.home);
@@ -185,9 +189,18 @@ export function createInbox(options: {
     }
   };
 
-  /** A progress line: written, applied, never thrown (the run goes on either way). */
-  const progress = (record: InboxRecord) => {
+  /**
+   * A progress line: written (after its prompt's accepted line, when that is still deferred),
+   * applied, never thrown (the run goes on either way).
+   */
+  const progress = (record: Extract<InboxRecord, { t: "tool" | "done" | "cleared" }>) => {
     try {
+      if (record.t !== "cleared") {
+        const threadId = owners.get(record.id);
+        const accepted = threadId ? threads.get(threadId)?.pending.get(record.id) : undefined;
+        const through = accepted ? deferredAs.get(accepted.record) : undefined;
+        if (through !== undefined) journal.flush(through);
+      }
       journal.append([record]);
     } catch (error) {
       logger.error(`Could not write the inbox journal ${path}`, { error: String(error) });
@@ -206,14 +219,19 @@ export function createInbox(options: {
         ...fields,
       };
       let synced: Promise<void> | undefined;
-      if (deferSync) synced = journal.appendDeferred([record]);
-      else journal.appendSynced([record]);
+      if (deferSync) {
+        synced = journal.appendDeferred([record]);
+        deferredAs.set(record, journal.deferred);
+      } else journal.appendSynced([record]);
       apply(record);
       return synced ? { record, synced } : { record };
     },
-    written() {
+    written(record) {
+      const through = deferredAs.get(record);
+      if (through === undefined) return;
+      deferredAs.delete(record);
       try {
-        journal.flush();
+        journal.flush(through);
       } catch (error) {
         logger.error(`Could not write the inbox journal ${path}`, { error: String(error) });
       }

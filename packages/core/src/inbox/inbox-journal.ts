@@ -11,7 +11,9 @@ import { type InboxRecord, isInboxRecord } from "./inbox-record.js";
  * whole lines (they survive a killed process); `appendSynced` also fsyncs before it returns, and
  * `appendDeferred` returns a promise that resolves once the lines are on disk — with group
  * commit: its lines are written at the end of the event-loop turn, all of the turn's in one write
- * (or sooner, before any other line, so the file keeps the order of the calls), and one fsync
+ * (or sooner: `flush`, and before an `appendSynced` line, so accepts keep the order of the calls;
+ * an `append` line may go ahead of them — order matters only among one prompt's lines, which
+ * the inbox keeps by writing a prompt's accept before anything of its run), and one fsync
  * runs at a time, the accepts written while it runs sharing the next one, so a burst of prompts
  * costs a few writes and fsyncs, not one each (on a real disk an fsync outlasts many turns), and
  * the event loop never waits on the disk. `rewrite` replaces the content atomically (compaction)
@@ -25,8 +27,13 @@ export interface InboxJournal {
   append(records: readonly InboxRecord[]): void;
   appendSynced(records: readonly InboxRecord[]): void;
   appendDeferred(records: readonly InboxRecord[]): Promise<void>;
-  /** Writes the deferred lines still waiting for the turn's end now (not fsync'd). */
-  flush(): void;
+  /** How many `appendDeferred` calls there were so far: the number of the last one. */
+  readonly deferred: number;
+  /**
+   * Writes the deferred lines still waiting for the turn's end now (not fsync'd) — unless
+   * `through` is given and the `through`th deferred append (so every one before it) was written.
+   */
+  flush(through?: number): void;
   rewrite(records: readonly InboxRecord[]): void;
   close(): void;
 }
@@ -62,6 +69,9 @@ export function openInboxJournal(
   /** `appendDeferred` lines of this turn not written yet, and who waits on them. */
   let unwritten = "";
   let unwrittenWaiters: Waiter[] = [];
+  /** `appendDeferred` calls so far, and how many of them were written (or failed to be). */
+  let deferred = 0;
+  let deferredWritten = 0;
   let scheduled = false;
   /**
    * The fd of the one fsync running, if any: lines written meanwhile wait for it to end. An fd
@@ -127,6 +137,7 @@ export function openInboxJournal(
     const waiters = unwrittenWaiters;
     unwritten = "";
     unwrittenWaiters = [];
+    deferredWritten = deferred;
     try {
       write(text);
     } catch (error) {
@@ -172,7 +183,9 @@ export function openInboxJournal(
     get size() {
       return size;
     },
-    append: (records) => flush(serializeJsonl(records)),
+    // Progress lines (tool, done): no check that the file is still at the path, and the turn's
+    // deferred accepts are left for the turn's end (the check and one write for all of them).
+    append: (records) => write(serializeJsonl(records), false),
     appendSynced(records) {
       flush(serializeJsonl(records), true);
       fsyncSync(fd);
@@ -183,6 +196,7 @@ export function openInboxJournal(
     appendDeferred(records) {
       if (closed) throw new Error("the inbox journal is closed");
       unwritten += serializeJsonl(records);
+      deferred++;
       return new Promise<void>((resolve, reject) => {
         unwrittenWaiters.push({ resolve, reject });
         // Once per event-loop turn: every accept of the turn shares the write and the fsync.
@@ -192,13 +206,19 @@ export function openInboxJournal(
         }
       });
     },
-    flush: () => flush(),
+    get deferred() {
+      return deferred;
+    },
+    flush(through) {
+      if (through === undefined || deferredWritten < through) flush();
+    },
     rewrite(records) {
       if (closed) throw new Error("the inbox journal is closed");
       // The index the records come from has this turn's deferred lines: the new file holds them.
       waiting.push(...unwrittenWaiters);
       unwritten = "";
       unwrittenWaiters = [];
+      deferredWritten = deferred;
       writeFileAtomic(path, serializeJsonl(records));
       syncDirectory(dirname(path));
       retire(fd);

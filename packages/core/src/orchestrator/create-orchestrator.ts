@@ -317,7 +317,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
 
     // Its accepted line goes to the journal before the run writes anything (a prompt accepted in
     // this same turn, with a slot free, would otherwise run ahead of the turn-end write).
-    inbox.written();
+    inbox.written(record);
     let runner: AgentRunner;
     try {
       backfill(actor, item);

@@ -56,7 +56,7 @@ describe("inbox journal group commit", () => {
     journal.close();
   });
 
-  it("writes a turn's deferred lines at its end, all in one write, or before any other line", async () => {
+  it("writes a turn's deferred lines at its end, all in one write, or when flushed or synced", async () => {
     const dir = mkdtempSync(join(tmpdir(), "guppy-journal-"));
     dirs.push(dir);
     const path = join(dir, "inbox.jsonl");
@@ -76,21 +76,26 @@ describe("inbox journal group commit", () => {
     expect(ids()).toEqual(["a", "b"]);
     await Promise.all(first);
 
-    // A progress line in the same turn goes after the deferred lines before it.
+    // A progress line goes ahead of the turn's deferred lines; `flush(n)` writes them unless
+    // the nth deferred append is written already.
     const c = journal.appendDeferred([accepted("c")]);
-    journal.append([{ t: "done", id: "c", at: "2026-11-23T00:00:01.000Z", outcome: "stop" }]);
-    expect(ids()).toEqual(["a", "b", "c", "c"]);
+    journal.append([{ t: "done", id: "a", at: "2026-11-23T00:00:01.000Z", outcome: "stop" }]);
+    expect(ids()).toEqual(["a", "b", "a"]);
+    journal.flush(2); // b, the 2nd, is written
+    expect(ids()).toEqual(["a", "b", "a"]);
+    journal.flush(journal.deferred); // c, the 3rd, is not
+    expect(ids()).toEqual(["a", "b", "a", "c"]);
     await c;
     // So does a synced line, which also makes the deferred ones durable.
     const d = journal.appendDeferred([accepted("d")]);
     journal.appendSynced([accepted("e")]);
-    expect(ids()).toEqual(["a", "b", "c", "c", "d", "e"]);
+    expect(ids()).toEqual(["a", "b", "a", "c", "d", "e"]);
     await d;
     // Closing writes what is left.
     const f = journal.appendDeferred([accepted("f")]);
     journal.close();
     await f;
-    expect(ids()).toEqual(["a", "b", "c", "c", "d", "e", "f"]);
+    expect(ids()).toEqual(["a", "b", "a", "c", "d", "e", "f"]);
   });
 
   it("tells the waiters of a turn's lines when they could not be written", async () => {

@@ -77,6 +77,43 @@ describe("inbox journal", () => {
     for (const a of accepted) expect(ids).toContain(a.record.id);
   });
 
+  it("writes a deferred accept before its run starts, and only when it is not written yet", async () => {
+    const inbox = make();
+    const early = inbox.accept("test:c:a", { text: "early" }, true);
+    await early.synced; // the end of its turn wrote it
+    const writes = () => journal().split("\n").length - 1;
+    expect(writes()).toBe(1);
+    const late = inbox.accept("test:c:b", { text: "late" }, true);
+    // The early prompt's run starts: its line is there, the late one's waits for the turn's end.
+    inbox.written(early.record);
+    expect(writes()).toBe(1);
+    // The late prompt's run starts in the same turn: its line goes now, before anything it writes.
+    inbox.written(late.record);
+    expect(lines().map((l) => l.id)).toEqual([early.record.id, late.record.id]);
+    await late.synced;
+    expect(writes()).toBe(2);
+    // A progress line waits for nothing but its own prompt's accept: another prompt's deferred
+    // accept is left for the turn's end, its own is written first.
+    const other = inbox.accept("test:c:c", { text: "other" }, true);
+    const own = inbox.accept("test:c:d", { text: "own" }, true);
+    inbox.done("test:c:a", early.record.id, "stop");
+    expect(lines().map((l) => [l.t, l.id])).toEqual([
+      ["accepted", early.record.id],
+      ["accepted", late.record.id],
+      ["done", early.record.id],
+    ]);
+    inbox.tool("test:c:d", own.record.id, "bash", { command: "ls" });
+    expect(lines().map((l) => [l.t, l.id])).toEqual([
+      ["accepted", early.record.id],
+      ["accepted", late.record.id],
+      ["done", early.record.id],
+      ["accepted", other.record.id],
+      ["accepted", own.record.id],
+      ["tool", own.record.id],
+    ]);
+    await Promise.all([other.synced, own.synced]);
+  });
+
   it("forgets a cleared thread's answered prompts, also after a reopen", () => {
     const inbox = make();
     const p = inbox.accept("test:c:a", { text: "hello" }).record;
