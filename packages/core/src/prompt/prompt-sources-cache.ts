@@ -54,7 +54,29 @@ export function loadPromptSourcesShared(options: {
   ) {
     return hit.sources;
   }
-  const sources = loadPromptSources(options);
+  const read = loadPromptSources(options);
+  // Files seldom change between reads: the same content keeps the same object, so each thread
+  // reuses the prompt it built from it (and its token count) instead of building it again.
+  const sources = hit && sameValue(hit.sources, read) ? hit.sources : read;
   remember(cache, key, { epoch, at, today, sources }, MAX_ENTRIES);
   return sources;
+}
+
+/**
+ * Whether two values read from disk hold the same: the same strings and numbers in arrays and
+ * plain objects of the same shape. The file reads keep an unchanged file's text, so the strings
+ * compare by reference, and this costs microseconds per read of a channel's sources.
+ */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameValue(x, b[i]));
+  }
+  if (Array.isArray(b)) return false;
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  return keys.every((k) => Object.hasOwn(y, k) && sameValue(x[k], y[k]));
 }

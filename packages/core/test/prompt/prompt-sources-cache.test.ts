@@ -31,6 +31,27 @@ describe("prompt sources shared by a channel's threads", () => {
     expect(memory("telegram:chat:1", t0 + PROMPT_SOURCES_FRESH_MS)).toBe("likes coffee");
   });
 
+  it("keeps the same sources object when a new read finds the same content, a new one when it changed", () => {
+    const t0 = Date.parse("2026-11-23T10:00:00Z");
+    writeFileSync(join(home, "MEMORY.md"), "likes tea");
+    const read = (at: number) =>
+      loadPromptSourcesShared({
+        home,
+        threadId: "telegram:chat:1",
+        now: new Date(at),
+        timeZone: "UTC",
+      });
+    const first = read(t0);
+    const again = read(t0 + PROMPT_SOURCES_FRESH_MS);
+    expect(again).toBe(first);
+    markPromptSourcesStale();
+    expect(read(t0 + PROMPT_SOURCES_FRESH_MS + 1)).toBe(first);
+    writeFileSync(join(home, "MEMORY.md"), "likes coffee");
+    const changed = read(t0 + 2 * PROMPT_SOURCES_FRESH_MS + 1);
+    expect(changed).not.toBe(first);
+    expect(changed.memory[0]?.content).toBe("likes coffee");
+  });
+
   it("reads the disk again right after a tool ran, and when the day changes", () => {
     const t0 = Date.parse("2026-11-23T23:59:59.900Z");
     expect(memory("cli:local:a", t0)).toBeUndefined();
