@@ -330,7 +330,6 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     const promptId = record.messageId ?? record.id;
     // Run again after the process died mid-run: that run may have logged it already.
     const logged = item.replay !== undefined && actor.log?.logged(promptId) === true;
-    const unsubscribe = runner.subscribe(deliver);
     actor.running = true;
     counts.runs++;
     let ended = false;
@@ -342,6 +341,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         userId: record.userId,
         userName: record.userName,
         ...(logged ? { logged } : {}),
+        onEvent: deliver,
       });
       ended = true;
       if (result.stopReason === "aborted" && stopping) {
@@ -354,7 +354,6 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     } catch (error) {
       logger.error(`Run failed on ${threadId}`, { error: String(error) });
     } finally {
-      unsubscribe();
       actor.running = false;
       actor.lastActivity = Date.now();
       if (!ended) fail("The run failed inside guppy; see the gateway log.");

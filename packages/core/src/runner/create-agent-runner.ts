@@ -36,6 +36,11 @@ export interface PromptInput {
   userName?: string;
   /** Its line is in log.jsonl already (a prompt run again after the process died mid-run). */
   logged?: boolean;
+  /**
+   * This run's events, before the subscribers get them (the orchestrator's per-run delivery:
+   * no subscribe and unsubscribe around every run).
+   */
+  onEvent?: RunnerEventListener;
 }
 
 export interface RunResult {
@@ -113,14 +118,18 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   const { threadId, store, model } = options;
   const logger = options.logger ?? silentLogger;
   const listeners = new Set<RunnerEventListener>();
-  const emit = (event: RunnerEvent) => {
-    for (const listener of listeners) {
-      try {
-        listener(event);
-      } catch (error) {
-        logger.warn("A runner event listener threw", { error: String(error) });
-      }
+  /** The running prompt's own listener (`PromptInput.onEvent`). */
+  let runListener: RunnerEventListener | undefined;
+  const call = (listener: RunnerEventListener, event: RunnerEvent) => {
+    try {
+      listener(event);
+    } catch (error) {
+      logger.warn("A runner event listener threw", { error: String(error) });
     }
+  };
+  const emit = (event: RunnerEvent) => {
+    if (runListener) call(runListener, event);
+    for (const listener of listeners) call(listener, event);
   };
 
   let toolRounds = 0;
@@ -330,6 +339,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     async prompt(input) {
       if (runner.running) throw new Error(`A run is already active on ${threadId}.`);
       runner.running = true;
+      runListener = input.onEvent;
       toolRounds = 0;
       limitReached = false;
       runUsage = emptyTotals();
@@ -391,6 +401,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         agent.clearAllQueues();
         runner.running = false;
         endThinking();
+        runListener = undefined;
       }
     },
 

@@ -255,6 +255,28 @@ describe("agent runner (faux provider)", () => {
     ]);
   });
 
+  it("hands a prompt's events to its own listener first, for that run only", async () => {
+    faux.setResponses([fauxAssistantMessage("one"), fauxAssistantMessage("two")]);
+    const runner = makeRunner();
+    const order: string[] = [];
+    runner.subscribe((e) => order.push(`sub:${e.type}`));
+    const own: RunnerEvent[] = [];
+    await runner.prompt({
+      text: "first",
+      onEvent: (e) => {
+        own.push(e);
+        order.push(`own:${e.type}`);
+      },
+    });
+    expect(own[0]?.type).toBe("run_start");
+    expect(own.at(-1)).toMatchObject({ type: "run_end", text: "one" });
+    expect(order.slice(0, 2)).toEqual(["own:run_start", "sub:run_start"]);
+    const seen = own.length;
+    await runner.prompt({ text: "second" });
+    expect(own).toHaveLength(seen);
+    expect(order.at(-1)).toBe("sub:run_end");
+  });
+
   it("steer is refused when idle", () => {
     expect(makeRunner().steer("hey")).toBe(false);
   });
