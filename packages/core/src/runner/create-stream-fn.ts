@@ -7,6 +7,7 @@ import {
   type Model,
   streamSimple,
 } from "@mariozechner/pi-ai";
+import { zeroUsage } from "./message-text.js";
 import { stopWhenQuiet, watchStreamIdle, whenStream } from "./stream-idle-watch.js";
 
 export interface StreamFnOptions {
@@ -79,14 +80,7 @@ export function syntheticAssistantMessage(model: Model<Api>, text: string): Assi
     api: model.api,
     provider: model.provider,
     model: model.id,
-    usage: {
-      input: 0,
-      output: 0,
-      cacheRead: 0,
-      cacheWrite: 0,
-      totalTokens: 0,
-      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-    },
+    usage: zeroUsage(),
     stopReason: "stop",
     timestamp: Date.now(),
   };

@@ -9,6 +9,7 @@ import {
   type StreamFn,
 } from "@mariozechner/pi-agent-core";
 import type { Api, ImageContent, Model } from "@mariozechner/pi-ai";
+import { zeroUsage } from "./message-text.js";
 
 /**
  * A thread's agent: its transcript and one run of pi-agent-core's loop at a time, with a steering
@@ -53,15 +54,6 @@ export interface LoopAgentOptions {
   /** Every loop event, after the transcript took it in. Must not throw. */
   onEvent(event: AgentEvent): void;
 }
-
-const EMPTY_USAGE = {
-  input: 0,
-  output: 0,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 0,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
 
 export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
   const { onEvent } = options;
@@ -126,7 +118,7 @@ export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
         api: state.model.api,
         provider: state.model.provider,
         model: state.model.id,
-        usage: EMPTY_USAGE,
+        usage: zeroUsage(),
         stopReason: controller.signal.aborted ? "aborted" : "error",
         errorMessage: error instanceof Error ? error.message : String(error),
         timestamp: Date.now(),

@@ -1,5 +1,5 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { AssistantMessage, Message } from "@mariozechner/pi-ai";
+import type { AssistantMessage, Message, Usage } from "@mariozechner/pi-ai";
 
 const llmRoles = new Set(["user", "assistant", "toolResult"]);
 
@@ -9,6 +9,18 @@ export function isLlmMessage(message: AgentMessage): message is Message {
 
 export function isAssistant(message: AgentMessage | undefined): message is AssistantMessage {
   return message !== undefined && (message as { role: string }).role === "assistant";
+}
+
+/** The usage of an answer guppy made itself (no request): all zero, a fresh object each time. */
+export function zeroUsage(): Usage {
+  return {
+    input: 0,
+    output: 0,
+    cacheRead: 0,
+    cacheWrite: 0,
+    totalTokens: 0,
+    cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+  };
 }
 
 /** The visible text of a message (text blocks joined). */

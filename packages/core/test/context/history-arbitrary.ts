@@ -1,14 +1,6 @@
 import type { AssistantMessage, Message, ToolCall, ToolResultMessage } from "@mariozechner/pi-ai";
 import fc from "fast-check";
-
-const usage = {
-  input: 0,
-  output: 0,
-  cacheRead: 0,
-  cacheWrite: 0,
-  totalTokens: 0,
-  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-};
+import { zeroUsage } from "../../src/runner/message-text.js";
 
 export const user = (text: string, t = 0): Message => ({
   role: "user",
@@ -27,7 +19,7 @@ export function assistant(
     api: "openai-completions",
     provider: "openai",
     model: "mock-model",
-    usage,
+    usage: zeroUsage(),
     stopReason,
     timestamp: 0,
   };
