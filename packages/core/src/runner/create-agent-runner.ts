@@ -141,7 +141,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   let persisted = loaded.length;
   /** Messages of the current run, in order (the state may be rewritten by a compaction). */
   let runMessages: AgentMessage[] = [];
-  /** Aborts a compaction made outside the Agent's loop (/compact, overflow recovery). */
+  /** Aborts a compaction made outside the agent loop (/compact, overflow recovery). */
   let compacting: AbortController | undefined;
   let abortRequested = false;
   /** The run's model request went quiet for the idle timeout and was stopped. */

@@ -24,7 +24,7 @@ export interface StreamFnOptions {
   base?: StreamFn;
   /**
    * A request whose answer sends nothing for this long is stopped; 0 or absent: never. With
-   * `onIdle`, the caller stops it (the runner aborts its Agent: no extra signal per request);
+   * `onIdle`, the caller stops it (the runner aborts the run: no extra signal per request);
    * without, the request gets an abort of its own and its answer ends as an error saying why
    * (summary requests, which are rare).
    */
@@ -33,7 +33,7 @@ export interface StreamFnOptions {
 }
 
 /**
- * The stream function handed to pi-agent-core's Agent: adds what the Agent does not forward
+ * The stream function handed to pi-agent-core's loop: adds what the loop does not forward
  * (reply limit, retries, API key, cache markers) and lets the runner answer without a request
  * (the tool-round limit).
  */
