@@ -48,7 +48,8 @@ export function idleMessage(idleMs: number): string {
  * Starts a request (`start`, with the signal it must use) that stops itself when its answer
  * goes quiet for `idleMs`: it gets an abort of its own, chained to the caller's `signal` (a
  * user's /stop still ends it as stopped), and a quiet answer ends as an error saying why.
- * For rare requests (compaction summaries); a run's requests are stopped through the run's own abort (loop-agent.ts).
+ * For rare requests (compaction summaries); a run's requests are stopped through the run's own
+ * abort (loop-agent.ts).
  */
 export function stopWhenQuiet(
   start: (signal: AbortSignal) => ReturnType<StreamFn>,
