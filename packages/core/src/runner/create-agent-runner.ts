@@ -212,7 +212,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     model,
     messages: loaded,
     tools: options.tools,
-    onEvent: (event) => handleEvent(event),
+    onEvent: handleEvent,
     convertToLlm: createLlmMessages((fixes) =>
       logger.debug(`Repaired the tool-call pairing of ${threadId}`, { fixes: fixes.join("; ") }),
     ),

@@ -138,7 +138,6 @@ export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
   return {
     state,
     prompt(text, images) {
-      if (active) return Promise.reject(new Error("The agent is already running."));
       const content: Array<{ type: "text"; text: string } | ImageContent> = [
         { type: "text", text },
       ];

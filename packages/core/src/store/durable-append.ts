@@ -48,7 +48,7 @@ export function appendLines(path: string, records: readonly unknown[]): number {
 interface OpenFile {
   fd: number;
   whole: boolean;
-  /** The `stretch` in which it was last found still at its path (see `stillAtPath`). */
+  /** The `stretch` in which it was last found still at its path (see `markChecked`). */
   checked: number;
   /** Closed already: its descriptor number may belong to another file now. */
   closed: boolean;
@@ -112,11 +112,12 @@ function openForAppend(path: string): OpenFile {
 }
 
 /**
- * Numbers the stretches of synchronous code between two microtask checkpoints. A file found
- * still at its path in the current stretch is not asked again in it: nothing of this process
- * ran in between, and a rename or removal by another one then is no different from one just
- * after the append (which no check can catch). A run's start reads the log's size and logs the
- * prompt in one stretch: one fstat instead of two.
+ * Numbers stretches of code that run without returning to the event loop: a stretch ends when
+ * the microtask queued at its first check runs. A file found still at its path in the current
+ * stretch is not asked again in it: this process renames or removes these files only after
+ * `forgetAppendState`, and a rename or removal by another process meanwhile is no different
+ * from one just after the append (which no check can catch). A run's start reads the log's size
+ * and logs the prompt in one stretch: one fstat instead of two.
  */
 let stretch = 0;
 let stretchEnds = false;
