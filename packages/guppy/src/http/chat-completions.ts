@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { createAsyncQueue } from "./async-queue.js";
 import type { HttpBackend, HttpMessage, PromptReply } from "./http-backend.js";
-import { honoJsonAnswer, type JsonAnswer, writeJsonAnswer } from "./json-answer.js";
+import { honoJsonAnswer, type JsonAnswer, setHeaders, writeJsonAnswer } from "./json-answer.js";
 import { errorAnswer, internalErrorAnswer, jsonError } from "./json-error.js";
 import { readJsonBody } from "./request-body.js";
 
@@ -35,14 +35,14 @@ export function lastUserText(messages: unknown): string | undefined {
 
 const finishReason = (stop: string) => (stop === "length" ? "length" : "stop");
 
-interface PromptInput {
+interface ChatPrompt {
   threadId: string;
   text: string;
   user: string;
 }
 
 /** The prompt as it goes to the backend, its run's events to `reply`. */
-const promptMessage = (prompt: PromptInput, reply: PromptReply): HttpMessage => ({
+const promptMessage = (prompt: ChatPrompt, reply: PromptReply): HttpMessage => ({
   type: "prompt",
   text: prompt.text,
   userId: prompt.user,
@@ -90,7 +90,7 @@ const answerHeaders = (threadId: string, inboxId: string) => ({
  */
 async function plainAnswer(
   backend: Pick<HttpBackend, "send">,
-  prompt: PromptInput,
+  prompt: ChatPrompt,
   meta: { model: string; created: number },
 ): Promise<JsonAnswer> {
   const usage = usageTally();
@@ -218,9 +218,7 @@ export async function chatCompletions(
   const taken = intake(result, threadId);
   if (!taken.queued) return honoJsonAnswer(c, taken.answer);
   const id = `chatcmpl-${taken.inboxId}`;
-  for (const [name, value] of Object.entries(answerHeaders(threadId, taken.inboxId))) {
-    c.header(name, value);
-  }
+  setHeaders(c, answerHeaders(threadId, taken.inboxId));
 
   return streamSSE(c, async (stream) => {
     const chunk = (delta: Record<string, unknown>, finish: string | null) =>

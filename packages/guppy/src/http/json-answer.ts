@@ -24,8 +24,13 @@ export function writeJsonAnswer(res: ServerResponse, answer: JsonAnswer): void {
   res.end(text);
 }
 
+/** Sets `headers` on the Hono response under way. */
+export function setHeaders(c: Context, headers: Record<string, string> = {}): void {
+  for (const [name, value] of Object.entries(headers)) c.header(name, value);
+}
+
 /** The same answer as a Hono response (`c.json`), for a route that returns one. */
 export function honoJsonAnswer(c: Context, answer: JsonAnswer): Response {
-  for (const [name, value] of Object.entries(answer.headers ?? {})) c.header(name, value);
+  setHeaders(c, answer.headers);
   return c.json(answer.body, answer.status);
 }
