@@ -8,6 +8,7 @@ import type {
   HttpWorkerReport,
 } from "./http-worker-protocol.js";
 import { closeHttp, listenHttp } from "./listen-http.js";
+import { HTTP_THREAD_NICENESS, lowerThreadPriority } from "./thread-priority.js";
 
 /**
  * The HTTP API's worker thread (started by http-channel.ts): it parses requests, checks tokens,
@@ -16,6 +17,8 @@ import { closeHttp, listenHttp } from "./listen-http.js";
  */
 const port = parentPort;
 if (!port) throw new Error("http-worker.js runs as a worker thread of guppy serve");
+// On busy cores the agents' thread goes first (thread-priority.ts).
+lowerThreadPriority(HTTP_THREAD_NICENESS);
 const data = workerData as HttpWorkerData;
 const report = (message: HttpWorkerReport) => port.postMessage(message);
 const describe = (error: unknown) =>
