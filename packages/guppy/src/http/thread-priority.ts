@@ -13,7 +13,10 @@ export const HTTP_THREAD_NICENESS = 5;
  * Lowers the calling thread's scheduling priority by `steps` nice levels (at most to 19) and
  * returns its new nice value. Linux only, where the nice value belongs to each thread and
  * /proc/thread-self names the caller; elsewhere (or when refused) it changes nothing and returns
- * undefined. Raising it back would need privileges: this only ever lowers.
+ * undefined. Raising it back would need privileges: this only ever lowers. Threads the caller
+ * starts afterwards inherit the new value: call it on a thread that starts none. (Node's
+ * file-system pool belongs to the process and is started by the first thread that needs it: in
+ * guppy serve the main thread, before the HTTP worker exists; test/serve checks it.)
  */
 export function lowerThreadPriority(steps: number): number | undefined {
   let tid: number;
