@@ -55,6 +55,9 @@ export interface LoopAgentOptions {
   onEvent(event: AgentEvent): void;
 }
 
+/** What `prompt` and `continue` reject with while a run is going (the runner checks first). */
+const ALREADY_RUNNING = "The agent is already running.";
+
 export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
   const { onEvent } = options;
   const state: LoopAgentState = {
@@ -65,6 +68,13 @@ export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
   };
   let steering: AgentMessage[] = [];
   let active: AbortController | undefined;
+
+  /** The oldest steered message, taken off the queue (one per turn). */
+  const takeSteered = (): AgentMessage | undefined => {
+    const first = steering[0];
+    if (first !== undefined) steering = steering.slice(1);
+    return first;
+  };
 
   const emit = (event: AgentEvent): void => {
     if (event.type === "message_end") state.messages.push(event.message);
@@ -85,10 +95,8 @@ export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
         skipSteering = false;
         return [];
       }
-      const first = steering[0];
-      if (first === undefined) return [];
-      steering = steering.slice(1);
-      return [first];
+      const first = takeSteered();
+      return first === undefined ? [] : [first];
     },
     getFollowUpMessages: async () => [],
   });
@@ -104,7 +112,7 @@ export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
   });
 
   async function run(loop: (signal: AbortSignal) => Promise<unknown>): Promise<void> {
-    if (active) throw new Error("The agent is already running.");
+    if (active) throw new Error(ALREADY_RUNNING);
     const controller = new AbortController();
     active = controller;
     try {
@@ -145,16 +153,13 @@ export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
       return runPrompts([{ role: "user", content, timestamp: Date.now() }]);
     },
     continue() {
-      if (active) return Promise.reject(new Error("The agent is already running."));
+      if (active) return Promise.reject(new Error(ALREADY_RUNNING));
       const last = state.messages[state.messages.length - 1];
       if (!last) return Promise.reject(new Error("No messages to continue from."));
       if (last.role === "assistant") {
         // A finished answer: a message steered meanwhile starts the next turn.
-        const first = steering[0];
-        if (first !== undefined) {
-          steering = steering.slice(1);
-          return runPrompts([first], true);
-        }
+        const first = takeSteered();
+        if (first !== undefined) return runPrompts([first], true);
         return Promise.reject(new Error("Cannot continue from an assistant message."));
       }
       return run((signal) =>
