@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { resolveToolPath } from "./resolve-path.js";
@@ -24,12 +24,14 @@ export function createEditTool(ctx: ToolContext): AgentTool<typeof parameters> {
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
       const path = resolveToolPath(ctx.workspaceDir, params.path);
-      let text: string;
+      let isDirectory: boolean;
       try {
-        text = readFileSync(path, "utf8");
+        isDirectory = statSync(path).isDirectory();
       } catch {
         throw new Error(`File not found: ${path}. Use write to create a new file.`);
       }
+      if (isDirectory) throw new Error(`${path} is a directory, not a file.`);
+      const text = readFileSync(path, "utf8");
       if (params.old_string === "")
         throw new Error("old_string is empty; give the exact text to replace.");
       if (params.old_string === params.new_string) {

@@ -92,4 +92,12 @@ describe("read / write / edit", () => {
     ).rejects.toThrow(/File not found/);
     expect(existsSync(join(fx.workspaceDir, "missing.txt"))).toBe(false);
   });
+
+  it("edit on a directory says it is a directory, not that it is missing", async () => {
+    mkdirSync(join(fx.workspaceDir, "dir"));
+    const edit = createEditTool(fx.ctx);
+    const refused = edit.execute("1", { path: "dir", old_string: "a", new_string: "b" });
+    await expect(refused).rejects.toThrow(`${join(fx.workspaceDir, "dir")} is a directory`);
+    await expect(refused).rejects.not.toThrow(/not found/);
+  });
 });
