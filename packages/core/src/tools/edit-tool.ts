@@ -1,6 +1,7 @@
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
+import { regularFileStat } from "./regular-file.js";
 import { resolveToolPath } from "./resolve-path.js";
 import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
@@ -24,13 +25,8 @@ export function createEditTool(ctx: ToolContext): AgentTool<typeof parameters> {
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
       const path = resolveToolPath(ctx.workspaceDir, params.path);
-      let isDirectory: boolean;
-      try {
-        isDirectory = statSync(path).isDirectory();
-      } catch {
+      if (!regularFileStat(path, "edit"))
         throw new Error(`File not found: ${path}. Use write to create a new file.`);
-      }
-      if (isDirectory) throw new Error(`${path} is a directory, not a file.`);
       const text = readFileSync(path, "utf8");
       if (params.old_string === "")
         throw new Error("old_string is empty; give the exact text to replace.");

@@ -1,6 +1,7 @@
-import { closeSync, openSync, readFileSync, readSync, statSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
+import { regularFileStat } from "./regular-file.js";
 import { resolveToolPath } from "./resolve-path.js";
 import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
@@ -24,8 +25,13 @@ export function createReadTool(ctx: ToolContext): AgentTool<typeof parameters> {
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
       const path = resolveToolPath(ctx.workspaceDir, params.path);
-      const stat = statOrThrow(path, params.path);
-      if (stat.isDirectory()) throw new Error(`${path} is a directory, not a file.`);
+      const stat = regularFileStat(path, "read");
+      if (!stat) {
+        const given = params.path;
+        throw new Error(
+          `File not found: ${given}${given === path ? "" : ` (resolved to ${path})`}.`,
+        );
+      }
       if (looksBinary(path)) {
         throw new Error(
           `${path} is a binary file (${stat.size} bytes); read shows text files only.`,
@@ -61,14 +67,6 @@ export function createReadTool(ctx: ToolContext): AgentTool<typeof parameters> {
       return textResult(out, { path });
     },
   };
-}
-
-function statOrThrow(path: string, given: string) {
-  try {
-    return statSync(path);
-  } catch {
-    throw new Error(`File not found: ${given}${given === path ? "" : ` (resolved to ${path})`}.`);
-  }
 }
 
 function looksBinary(path: string): boolean {

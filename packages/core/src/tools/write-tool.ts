@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
+import { regularFileStat } from "./regular-file.js";
 import { resolveToolPath } from "./resolve-path.js";
 import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
@@ -21,6 +22,8 @@ export function createWriteTool(ctx: ToolContext): AgentTool<typeof parameters> 
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
       const path = resolveToolPath(ctx.workspaceDir, params.path);
+      // Nothing there yet is fine (the file is created); something other than a file is not.
+      regularFileStat(path, "write");
       mkdirSync(dirname(path), { recursive: true });
       writeFileSync(path, params.content, "utf8");
       const bytes = Buffer.byteLength(params.content, "utf8");

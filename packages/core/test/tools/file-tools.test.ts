@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -99,5 +100,52 @@ describe("read / write / edit", () => {
     const refused = edit.execute("1", { path: "dir", old_string: "a", new_string: "b" });
     await expect(refused).rejects.toThrow(`${join(fx.workspaceDir, "dir")} is a directory`);
     await expect(refused).rejects.not.toThrow(/not found/);
+  });
+
+  it("read, edit and write refuse a FIFO or a device at once, and follow a symlink to a file", async () => {
+    // Without the check the tools open these: a FIFO waits for a writer (a reader), a device
+    // gives what it gives. The loops below answer every open, so the old behaviour shows as
+    // a wrong result here instead of a test process blocked for good.
+    const fromFifo = join(fx.workspaceDir, "from-fifo");
+    const toFifo = join(fx.workspaceDir, "to-fifo");
+    execFileSync("mkfifo", [fromFifo, toFifo]);
+    const loops: ChildProcess[] = [
+      spawn("sh", ["-c", `while :; do echo old > '${fromFifo}'; done`], { detached: true }),
+      spawn("sh", ["-c", `while :; do cat '${toFifo}' > /dev/null; done`], { detached: true }),
+    ];
+    try {
+      const read = createReadTool(fx.ctx);
+      const edit = createEditTool(fx.ctx);
+      const write = createWriteTool(fx.ctx);
+      const fifo =
+        /is a FIFO \(named pipe\), not a regular file; (read|edit|write) works on regular files only\.$/;
+      await expect(read.execute("1", { path: "from-fifo" })).rejects.toThrow(fifo);
+      await expect(
+        edit.execute("2", { path: "from-fifo", old_string: "old", new_string: "new" }),
+      ).rejects.toThrow(fifo);
+      await expect(write.execute("3", { path: "to-fifo", content: "x" })).rejects.toThrow(fifo);
+      const device = /is a character device, not a regular file/;
+      await expect(read.execute("4", { path: "/dev/zero" })).rejects.toThrow(device);
+      await expect(
+        edit.execute("5", { path: "/dev/null", old_string: "a", new_string: "b" }),
+      ).rejects.toThrow(device);
+      await expect(write.execute("6", { path: "/dev/null", content: "x" })).rejects.toThrow(device);
+    } finally {
+      for (const loop of loops) if (loop.pid) process.kill(-loop.pid, "SIGKILL");
+    }
+
+    const target = join(fx.workspaceDir, "target.txt");
+    writeFileSync(target, "one\n");
+    symlinkSync(target, join(fx.workspaceDir, "link.txt"));
+    const read = createReadTool(fx.ctx);
+    expect(resultText(await read.execute("7", { path: "link.txt" }))).toBe("1\tone\n");
+    await createEditTool(fx.ctx).execute("8", {
+      path: "link.txt",
+      old_string: "one",
+      new_string: "two",
+    });
+    expect(readFileSync(target, "utf8")).toBe("two\n");
+    await createWriteTool(fx.ctx).execute("9", { path: "link.txt", content: "three\n" });
+    expect(readFileSync(target, "utf8")).toBe("three\n");
   });
 });
