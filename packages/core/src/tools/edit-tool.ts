@@ -3,6 +3,7 @@ import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { regularFileStat } from "./regular-file.js";
 import { resolveToolPath } from "./resolve-path.js";
+import { decodeUtf8, looksBinary } from "./text-bytes.js";
 import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
 
@@ -27,7 +28,19 @@ export function createEditTool(ctx: ToolContext): AgentTool<typeof parameters> {
       const path = resolveToolPath(ctx.workspaceDir, params.path);
       if (!regularFileStat(path, "edit"))
         throw new Error(`File not found: ${path}. Use write to create a new file.`);
-      const text = readFileSync(path, "utf8");
+      const bytes = readFileSync(path);
+      if (looksBinary(bytes)) {
+        throw new Error(
+          `${path} is a binary file (${bytes.length} bytes); edit changes text files only.`,
+        );
+      }
+      const decoded = decodeUtf8(bytes);
+      if ("invalidAt" in decoded) {
+        throw new Error(
+          `${path} is not UTF-8 text (invalid byte at offset ${decoded.invalidAt}); edit changes UTF-8 text files only, so it was left unchanged.`,
+        );
+      }
+      const { text } = decoded;
       if (params.old_string === "")
         throw new Error("old_string is empty; give the exact text to replace.");
       if (params.old_string === params.new_string) {

@@ -1,8 +1,9 @@
-import { closeSync, openSync, readFileSync, readSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { regularFileStat } from "./regular-file.js";
 import { resolveToolPath } from "./resolve-path.js";
+import { fileLooksBinary } from "./text-bytes.js";
 import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
 
@@ -32,7 +33,7 @@ export function createReadTool(ctx: ToolContext): AgentTool<typeof parameters> {
           `File not found: ${given}${given === path ? "" : ` (resolved to ${path})`}.`,
         );
       }
-      if (looksBinary(path)) {
+      if (fileLooksBinary(path)) {
         throw new Error(
           `${path} is a binary file (${stat.size} bytes); read shows text files only.`,
         );
@@ -67,15 +68,4 @@ export function createReadTool(ctx: ToolContext): AgentTool<typeof parameters> {
       return textResult(out, { path });
     },
   };
-}
-
-function looksBinary(path: string): boolean {
-  const fd = openSync(path, "r");
-  try {
-    const buf = Buffer.alloc(8192);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n).includes(0);
-  } finally {
-    closeSync(fd);
-  }
 }

@@ -148,4 +148,37 @@ describe("read / write / edit", () => {
     await createWriteTool(fx.ctx).execute("9", { path: "link.txt", content: "three\n" });
     expect(readFileSync(target, "utf8")).toBe("three\n");
   });
+
+  it("edit refuses binary and non-UTF-8 files and leaves their bytes alone", async () => {
+    const edit = createEditTool(fx.ctx);
+    const binary = Buffer.concat([Buffer.from([0x89, 0x50, 0x00, 0x01]), Buffer.from(" hello ")]);
+    writeFileSync(join(fx.workspaceDir, "b.bin"), binary);
+    await expect(
+      edit.execute("1", { path: "b.bin", old_string: "hello", new_string: "bye" }),
+    ).rejects.toThrow(/b\.bin is a binary file \(11 bytes\); edit changes text files only\.$/);
+    expect(readFileSync(join(fx.workspaceDir, "b.bin")).equals(binary)).toBe(true);
+
+    // Latin-1 text and a JPEG header: no NUL, but not UTF-8 either.
+    const prefix = Buffer.from("héllo ", "utf8");
+    const latin1 = Buffer.concat([
+      prefix,
+      Buffer.from([0xff, 0xd8, 0x20, 0xe9]),
+      Buffer.from(" hello"),
+    ]);
+    writeFileSync(join(fx.workspaceDir, "l.txt"), latin1);
+    await expect(
+      edit.execute("2", { path: "l.txt", old_string: "hello", new_string: "bye" }),
+    ).rejects.toThrow(`is not UTF-8 text (invalid byte at offset ${prefix.length})`);
+    expect(readFileSync(join(fx.workspaceDir, "l.txt")).equals(latin1)).toBe(true);
+
+    // Valid UTF-8 — a BOM, accents, an emoji, even a real U+FFFD — is edited byte-exactly.
+    const before = "\ufeffcafé 🐟 \ufffd hello\r\n";
+    writeFileSync(join(fx.workspaceDir, "u.txt"), before, "utf8");
+    await edit.execute("3", { path: "u.txt", old_string: "hello", new_string: "bye" });
+    expect(
+      readFileSync(join(fx.workspaceDir, "u.txt")).equals(
+        Buffer.from(before.replace("hello", "bye"), "utf8"),
+      ),
+    ).toBe(true);
+  });
 });
