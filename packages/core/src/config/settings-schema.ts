@@ -1,3 +1,4 @@
+import { MAX_BASH_TIMEOUT_SECONDS } from "../tools/bash-timeout.js";
 import {
   booleanValue,
   hostValue,
@@ -124,9 +125,9 @@ export const settingsSchema: SettingsSchema = {
   },
   bashTimeoutSeconds: {
     env: "GUPPY_BASH_TIMEOUT_SECONDS",
-    parse: integerValue(1, 86_400),
+    parse: integerValue(1, MAX_BASH_TIMEOUT_SECONDS),
     default: 120,
-    description: "Default timeout of a bash tool call (the model may set its own per call)",
+    description: `Default timeout of a bash tool call; the model may set its own per call, up to ${MAX_BASH_TIMEOUT_SECONDS} (24 h)`,
   },
   maxRetries: {
     env: "GUPPY_MAX_RETRIES",

@@ -6,7 +6,7 @@ import { killProcessTree } from "./process-tree.js";
 
 export interface ExecOptions {
   cwd: string;
-  /** Milliseconds; the whole process tree is killed when it passes. */
+  /** Milliseconds (1 to MAX_EXEC_TIMEOUT_MS); the whole process tree is killed when it passes. */
   timeoutMs: number;
   signal?: AbortSignal;
   /** Combined stdout+stderr chunks as they arrive. */
@@ -40,6 +40,9 @@ export interface Sandbox {
 
 const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 
+/** The longest a Node timer waits (2^31 − 1 ms, ~24.8 days); a longer one fires at once. */
+export const MAX_EXEC_TIMEOUT_MS = 2 ** 31 - 1;
+
 export function createHostSandbox(): Sandbox {
   return {
     kind: "host",
@@ -49,6 +52,13 @@ export function createHostSandbox(): Sandbox {
 }
 
 function execOnHost(command: string, options: ExecOptions): Promise<ExecResult> {
+  const { timeoutMs } = options;
+  if (!(timeoutMs >= 1 && timeoutMs <= MAX_EXEC_TIMEOUT_MS)) {
+    // Never a run killed at once by an overflowed timer.
+    return Promise.reject(
+      new RangeError(`timeoutMs ${timeoutMs} is out of range: 1 to ${MAX_EXEC_TIMEOUT_MS}.`),
+    );
+  }
   const maxBuffer = options.maxBufferBytes ?? 10 * 1024 * 1024;
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
@@ -87,7 +97,7 @@ function execOnHost(command: string, options: ExecOptions): Promise<ExecResult> 
     const timer = setTimeout(() => {
       timedOut = true;
       kill();
-    }, options.timeoutMs);
+    }, timeoutMs);
     const onAbort = () => {
       aborted = true;
       kill();

@@ -2,13 +2,18 @@ import { mkdirSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { spillOutput } from "../artifacts/spill-output.js";
+import { MAX_BASH_TIMEOUT_SECONDS } from "./bash-timeout.js";
 import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
 
 const parameters = Type.Object({
   command: Type.String({ description: "The shell command to run (bash -c)" }),
   timeout_seconds: Type.Optional(
-    Type.Integer({ minimum: 1, description: "Timeout in seconds (default 120)" }),
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_BASH_TIMEOUT_SECONDS,
+      description: `Timeout in seconds (default 120, at most ${MAX_BASH_TIMEOUT_SECONDS} = 24 h)`,
+    }),
   ),
 });
 
@@ -34,6 +39,16 @@ export function createBashTool(ctx: ToolContext): AgentTool<typeof parameters, B
     parameters,
     async execute(_id, params: Static<typeof parameters>, signal, onUpdate) {
       const timeoutSeconds = params.timeout_seconds ?? ctx.bashTimeoutSeconds;
+      // The schema says so too; this holds for callers that skip its validation.
+      if (
+        !Number.isInteger(timeoutSeconds) ||
+        timeoutSeconds < 1 ||
+        timeoutSeconds > MAX_BASH_TIMEOUT_SECONDS
+      ) {
+        throw new Error(
+          `timeout_seconds ${timeoutSeconds} is out of range: give a whole number of seconds from 1 to ${MAX_BASH_TIMEOUT_SECONDS} (24 h). The command was not run.`,
+        );
+      }
       let streamed = "";
       // The workspace is made on first use, not when a thread is created.
       mkdirSync(ctx.workspaceDir, { recursive: true });

@@ -1,6 +1,9 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { validateToolArguments } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it } from "vitest";
+import { createHostSandbox } from "../../src/sandbox/host-sandbox.js";
+import { MAX_BASH_TIMEOUT_SECONDS } from "../../src/tools/bash-timeout.js";
 import { createBashTool } from "../../src/tools/bash-tool.js";
 import { waitDead } from "../helpers/process-state.js";
 import { resultText, toolFixture } from "./tool-fixture.js";
@@ -81,5 +84,38 @@ describe("bash tool", () => {
     expect(text).toContain(path!);
     const full = readFileSync(path!, "utf8");
     expect(full.split("\n").filter(Boolean)).toHaveLength(20000);
+  });
+
+  it("refuses a timeout_seconds past the maximum instead of a run killed at once", async () => {
+    const bash = createBashTool(fx.ctx);
+    const marker = join(fx.workspaceDir, "ran");
+    // 34.7 days: past the maximum, and past what a Node timer can wait (2^31 − 1 ms), so a
+    // timer set to it fires after 1 ms.
+    const tooLong = 3_000_000;
+    const call = {
+      name: "bash",
+      id: "c",
+      arguments: { command: `touch ${marker}`, timeout_seconds: tooLong },
+    };
+    expect(() => validateToolArguments(bash, { type: "toolCall", ...call })).toThrow(
+      /timeout_seconds/,
+    );
+    await expect(bash.execute("1", call.arguments)).rejects.toThrow(
+      `timeout_seconds ${tooLong} is out of range: give a whole number of seconds from 1 to ${MAX_BASH_TIMEOUT_SECONDS} (24 h). The command was not run.`,
+    );
+    expect(existsSync(marker)).toBe(false);
+    await expect(
+      createHostSandbox().exec(`touch ${marker}`, {
+        cwd: fx.workspaceDir,
+        timeoutMs: tooLong * 1000,
+      }),
+    ).rejects.toThrow(RangeError);
+    expect(existsSync(marker)).toBe(false);
+    // The maximum itself is a normal run.
+    const r = await bash.execute("2", {
+      command: "echo fine",
+      timeout_seconds: MAX_BASH_TIMEOUT_SECONDS,
+    });
+    expect(resultText(r)).toContain("fine\n\n[exit code 0]");
   });
 });
