@@ -1,6 +1,6 @@
-import { readFileSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
+import { defaultPageLimits, type PageLimits, readPage } from "./read-page.js";
 import { regularFileStat } from "./regular-file.js";
 import { resolveToolPath } from "./resolve-path.js";
 import { fileLooksBinary } from "./text-bytes.js";
@@ -16,8 +16,15 @@ const parameters = Type.Object({
 const DEFAULT_LIMIT = 2000;
 const MAX_LINE = 2000;
 
-/** `read`: a text file with line numbers, paged by offset/limit; binary files are refused. */
-export function createReadTool(ctx: ToolContext): AgentTool<typeof parameters> {
+/**
+ * `read`: a text file with line numbers, paged by offset/limit; binary files are refused. Only
+ * the part of the file the page needs is read (see read-page.ts), so a page of a file of any
+ * size costs little; `pageLimits` is for tests.
+ */
+export function createReadTool(
+  ctx: ToolContext,
+  pageLimits: PageLimits = defaultPageLimits,
+): AgentTool<typeof parameters> {
   return {
     name: "read",
     label: "read",
@@ -38,29 +45,31 @@ export function createReadTool(ctx: ToolContext): AgentTool<typeof parameters> {
           `${path} is a binary file (${stat.size} bytes); read shows text files only.`,
         );
       }
-      const lines = readFileSync(path, "utf8").split("\n");
-      if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
-      const total = lines.length;
       const start = (params.offset ?? 1) - 1;
-      if (start >= total && total > 0) {
+      const limit = params.limit ?? DEFAULT_LIMIT;
+      const page = await readPage(
+        path,
+        { start, limit, maxChars: ctx.toolResultMaxChars, maxLineChars: MAX_LINE },
+        pageLimits,
+      );
+      const { total } = page;
+      if (total !== undefined && start >= total && total > 0) {
         throw new Error(`offset ${params.offset} is past the end of ${path} (${total} lines).`);
       }
-      const end = Math.min(total, start + (params.limit ?? DEFAULT_LIMIT));
+      if (total === 1 && page.lines[0] === "") return textResult("(empty file)", { path });
+      const end = Math.min(total ?? page.known, start + limit);
       const width = String(end).length;
       let out = "";
       let shownEnd = start;
-      for (let i = start; i < end; i++) {
-        let line = lines[i] ?? "";
-        if (line.length > MAX_LINE)
-          line = `${line.slice(0, MAX_LINE)} [line cut at ${MAX_LINE} chars]`;
-        const row = `${String(i + 1).padStart(width)}\t${line}\n`;
+      for (let i = start; i < end && i - start < page.lines.length; i++) {
+        const row = `${String(i + 1).padStart(width)}\t${page.lines[i - start]}\n`;
         if (out.length + row.length > ctx.toolResultMaxChars && i > start) break;
         out += row;
         shownEnd = i + 1;
       }
-      if (total === 0 || (total === 1 && lines[0] === ""))
-        return textResult("(empty file)", { path });
-      if (shownEnd < total || start > 0) {
+      if (total === undefined) {
+        out += `\n[Lines ${start + 1}-${shownEnd} of at least ${page.known}; this ${stat.size}-byte file was not read to its end to count them. Continue with offset=${shownEnd + 1}.]`;
+      } else if (shownEnd < total || start > 0) {
         out += `\n[Lines ${start + 1}-${shownEnd} of ${total}.${
           shownEnd < total ? ` Continue with offset=${shownEnd + 1}.` : ""
         }]`;
