@@ -29,7 +29,7 @@ export interface ThreadRunnerOptions {
 export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
   const workspaceDir = store.workspaceDir(threadId);
-  const sandbox = options.sandbox ?? createHostSandbox();
+  const sandbox = options.sandbox ?? createHostSandbox({ modelProvider: resolved.model.provider });
   const tools = createCoreTools({
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { identityPath, type PathTranslator } from "../prompt/path-translation.js";
 import { killProcessTree } from "./process-tree.js";
+import { toolEnv } from "./tool-env.js";
 
 export interface ExecOptions {
   cwd: string;
@@ -13,6 +14,7 @@ export interface ExecOptions {
   onOutput?: (chunk: string) => void;
   /** Bytes of output kept in memory; the rest is counted and dropped. Default 10 MB. */
   maxBufferBytes?: number;
+  /** The command's environment (default: guppy's), always without the secrets of tool-env.ts. */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -43,15 +45,24 @@ const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 /** The longest a Node timer waits (2^31 − 1 ms, ~24.8 days); a longer one fires at once. */
 export const MAX_EXEC_TIMEOUT_MS = 2 ** 31 - 1;
 
-export function createHostSandbox(): Sandbox {
+/**
+ * Commands run on the host, with guppy's environment minus the secrets guppy itself consumes
+ * (tool-env.ts). `modelProvider` is the provider of the thread's model: its key variables are
+ * withheld even where they are general-purpose tokens such as GITHUB_TOKEN.
+ */
+export function createHostSandbox(options: { modelProvider?: string } = {}): Sandbox {
   return {
     kind: "host",
-    exec: execOnHost,
+    exec: (command, execOptions) => execOnHost(command, execOptions, options.modelProvider),
     toAgentPath: identityPath,
   };
 }
 
-function execOnHost(command: string, options: ExecOptions): Promise<ExecResult> {
+function execOnHost(
+  command: string,
+  options: ExecOptions,
+  modelProvider: string | undefined,
+): Promise<ExecResult> {
   const { timeoutMs } = options;
   if (!(timeoutMs >= 1 && timeoutMs <= MAX_EXEC_TIMEOUT_MS)) {
     // Never a run killed at once by an overflowed timer.
@@ -71,7 +82,10 @@ function execOnHost(command: string, options: ExecOptions): Promise<ExecResult> 
     const tag = `GUPPY_EXEC_TAG=${randomUUID()}`;
     const child = spawn(shell, ["-c", command], {
       cwd: options.cwd,
-      env: { ...(options.env ?? process.env), GUPPY_EXEC_TAG: tag.slice("GUPPY_EXEC_TAG=".length) },
+      env: {
+        ...toolEnv(options.env ?? process.env, modelProvider),
+        GUPPY_EXEC_TAG: tag.slice("GUPPY_EXEC_TAG=".length),
+      },
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });

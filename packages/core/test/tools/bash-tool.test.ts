@@ -1,7 +1,8 @@
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { settingsSchema } from "../../src/config/settings-schema.js";
 import { createHostSandbox } from "../../src/sandbox/host-sandbox.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../../src/tools/bash-timeout.js";
 import { createBashTool } from "../../src/tools/bash-tool.js";
@@ -11,6 +12,7 @@ import { resultText, toolFixture } from "./tool-fixture.js";
 describe("bash tool", () => {
   let fx = toolFixture();
   afterEach(() => {
+    vi.unstubAllEnvs();
     fx.cleanup();
     fx = toolFixture();
   });
@@ -117,5 +119,48 @@ describe("bash tool", () => {
       timeout_seconds: MAX_BASH_TIMEOUT_SECONDS,
     });
     expect(resultText(r)).toContain("fine\n\n[exit code 0]");
+  });
+
+  it("runs commands without the secrets guppy consumes, keeping every other variable", async () => {
+    const secrets = new Map<string, string>();
+    for (const def of Object.values(settingsSchema)) {
+      if (def.secret) secrets.set(def.env, `setting-secret-${def.env}`);
+    }
+    for (const name of [
+      "ANTHROPIC_API_KEY",
+      "ANTHROPIC_OAUTH_TOKEN",
+      "OPENAI_API_KEY",
+      "GROQ_API_KEY",
+    ])
+      secrets.set(name, `provider-key-${name}`);
+    for (const [name, value] of secrets) vi.stubEnv(name, value);
+    vi.stubEnv("GITHUB_TOKEN", "users-own-github-token");
+    vi.stubEnv("GUPPY_TEST_UNRELATED", "still-here");
+    vi.stubEnv("OLLAMA_API_KEY", "custom-endpoint-key");
+
+    const env = async (modelProvider?: string) =>
+      resultText(
+        await createBashTool({
+          ...fx.ctx,
+          sandbox: createHostSandbox(modelProvider ? { modelProvider } : {}),
+        }).execute("1", { command: "env" }),
+      );
+    const shown = await env("anthropic");
+    for (const [name, value] of secrets) {
+      expect(shown, name).not.toContain(value);
+      expect(shown, name).not.toContain(`${name}=`);
+    }
+    expect(shown).toContain("GUPPY_TEST_UNRELATED=still-here");
+    expect(shown).toContain(`PATH=${process.env.PATH}`);
+    // Another tool's token stays — unless the model's provider reads it as its key.
+    expect(shown).toContain("GITHUB_TOKEN=users-own-github-token");
+    expect(await env("github-copilot")).not.toContain("users-own-github-token");
+    // A custom endpoint's key variable (GUPPY_MODEL=ollama/... reads OLLAMA_API_KEY).
+    expect(shown).toContain("OLLAMA_API_KEY=custom-endpoint-key");
+    expect(await env("ollama")).not.toContain("custom-endpoint-key");
+    // The same without a model: provider keys and secret settings are withheld anyway.
+    const plain = await env();
+    for (const value of secrets.values()) expect(plain).not.toContain(value);
+    expect(plain).toContain("GUPPY_TEST_UNRELATED=still-here");
   });
 });
