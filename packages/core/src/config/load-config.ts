@@ -82,12 +82,10 @@ export function loadConfig(options: LoadConfigOptions = {}): GuppyConfig {
       ? def.parse(raw)
       : Array.isArray(raw) && raw.every(isRaw)
         ? def.parse(raw.join(","))
-        : { ok: false as const, expected: "" };
+        : { ok: false as const, expected: def.parse.expected };
     if (!parsed.ok) {
       throw new ConfigError(
-        `${describeOrigin(key, def, source, settingsPath)} is ${JSON.stringify(raw)}: expected ${
-          parsed.expected || "a string, number or boolean"
-        }.`,
+        `${describeOrigin(key, def, source, settingsPath)} is ${describeValue(raw, def)}: expected ${parsed.expected}.`,
       );
     }
     values[key] = parsed.value;
@@ -118,6 +116,17 @@ function describeOrigin(
   if (source === "flag") return `Invalid command-line option --${kebab(key)}`;
   if (source === "env") return `Invalid environment variable ${def.env}`;
   return `Invalid setting "${key}" in ${settingsPath}`;
+}
+
+/** A rejected value as an error shows it: in full, or for a secret only its kind (a blank one as is). */
+function describeValue(raw: unknown, def: SettingDefinition<ConfigKey>): string {
+  if (!def.secret || (typeof raw === "string" && raw.trim() === "")) return JSON.stringify(raw);
+  const kind = Array.isArray(raw)
+    ? "an array"
+    : raw !== null && typeof raw === "object"
+      ? "an object"
+      : `a ${typeof raw}`;
+  return `${kind} (a secret, not shown)`;
 }
 
 function readSettingsFile(path: string): Record<string, unknown> {

@@ -1,87 +1,108 @@
 /** Value parsers for settings: each turns a raw env/flag/JSON value into a typed one or says what it expected. */
 export type RawValue = string | number | boolean;
 export type ParseResult<T> = { ok: true; value: T } | { ok: false; expected: string };
-export type Parser<T> = (raw: RawValue) => ParseResult<T>;
+export interface Parser<T> {
+  (raw: RawValue): ParseResult<T>;
+  /** What the parser accepts, for error messages: "an integer ≥ 1", "a non-empty string", ... */
+  readonly expected: string;
+}
 
-export const stringValue: Parser<string> = (raw) =>
-  typeof raw === "string" && raw.trim() !== ""
-    ? { ok: true, value: raw.trim() }
-    : { ok: false, expected: "a non-empty string" };
+/** A parser from what it accepts (for messages) and a function giving the value or undefined. */
+function parser<T>(expected: string, accept: (raw: RawValue) => T | undefined): Parser<T> {
+  const parse = (raw: RawValue): ParseResult<T> => {
+    const value = accept(raw);
+    return value === undefined ? { ok: false, expected } : { ok: true, value };
+  };
+  return Object.assign(parse, { expected });
+}
+
+export const stringValue: Parser<string> = parser("a non-empty string", (raw) =>
+  typeof raw === "string" && raw.trim() !== "" ? raw.trim() : undefined,
+);
 
 export function integerValue(min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> {
   const expected =
     max === Number.MAX_SAFE_INTEGER ? `an integer ≥ ${min}` : `an integer from ${min} to ${max}`;
-  return (raw) => {
+  return parser(expected, (raw) => {
+    if (typeof raw === "string" && raw.trim() === "") return undefined;
     const n = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw.trim()) : NaN;
-    if (typeof raw === "string" && raw.trim() === "") return { ok: false, expected };
-    return Number.isInteger(n) && n >= min && n <= max
-      ? { ok: true, value: n }
-      : { ok: false, expected };
-  };
+    return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
+  });
 }
 
-export const booleanValue: Parser<boolean> = (raw) => {
-  if (typeof raw === "boolean") return { ok: true, value: raw };
-  const s = String(raw).trim().toLowerCase();
-  if (["1", "true", "yes", "on"].includes(s)) return { ok: true, value: true };
-  if (["0", "false", "no", "off"].includes(s)) return { ok: true, value: false };
-  return { ok: false, expected: "true or false (also 1/0, yes/no, on/off)" };
-};
+export const booleanValue: Parser<boolean> = parser(
+  "true or false (also 1/0, yes/no, on/off)",
+  (raw) => {
+    if (typeof raw === "boolean") return raw;
+    const s = String(raw).trim().toLowerCase();
+    if (["1", "true", "yes", "on"].includes(s)) return true;
+    if (["0", "false", "no", "off"].includes(s)) return false;
+    return undefined;
+  },
+);
 
 export function oneOf<const T extends string>(values: readonly T[]): Parser<T> {
-  return (raw) =>
+  return parser(`one of ${values.join(", ")}`, (raw) =>
     typeof raw === "string" && (values as readonly string[]).includes(raw.trim())
-      ? { ok: true, value: raw.trim() as T }
-      : { ok: false, expected: `one of ${values.join(", ")}` };
+      ? (raw.trim() as T)
+      : undefined,
+  );
 }
 
-export const urlValue: Parser<string> = (raw) => {
-  if (typeof raw !== "string") return { ok: false, expected: "an http(s) URL" };
-  try {
-    const url = new URL(raw.trim());
-    if (url.protocol === "http:" || url.protocol === "https:") {
-      return { ok: true, value: raw.trim().replace(/\/+$/, "") };
+export const urlValue: Parser<string> = parser(
+  "an http(s) URL such as http://127.0.0.1:11434/v1",
+  (raw) => {
+    if (typeof raw !== "string") return undefined;
+    try {
+      const url = new URL(raw.trim());
+      if (url.protocol === "http:" || url.protocol === "https:") {
+        return raw.trim().replace(/\/+$/, "");
+      }
+    } catch {
+      // not a URL
     }
-  } catch {
-    // fall through
-  }
-  return { ok: false, expected: "an http(s) URL such as http://127.0.0.1:11434/v1" };
-};
+    return undefined;
+  },
+);
 
-export const modelRefValue: Parser<string> = (raw) => {
-  const expected = "provider/model-id, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-4o-mini";
-  if (typeof raw !== "string") return { ok: false, expected };
-  const s = raw.trim();
-  const slash = s.indexOf("/");
-  return slash > 0 && slash < s.length - 1 ? { ok: true, value: s } : { ok: false, expected };
-};
+export const modelRefValue: Parser<string> = parser(
+  "provider/model-id, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-4o-mini",
+  (raw) => {
+    if (typeof raw !== "string") return undefined;
+    const s = raw.trim();
+    const slash = s.indexOf("/");
+    return slash > 0 && slash < s.length - 1 ? s : undefined;
+  },
+);
 
-export const timezoneValue: Parser<string> = (raw) => {
-  const expected = "an IANA time zone such as Europe/Berlin or UTC";
-  if (typeof raw !== "string" || raw.trim() === "") return { ok: false, expected };
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: raw.trim() });
-    return { ok: true, value: raw.trim() };
-  } catch {
-    return { ok: false, expected };
-  }
-};
+export const timezoneValue: Parser<string> = parser(
+  "an IANA time zone such as Europe/Berlin or UTC",
+  (raw) => {
+    if (typeof raw !== "string" || raw.trim() === "") return undefined;
+    try {
+      new Intl.DateTimeFormat("en-US", { timeZone: raw.trim() });
+      return raw.trim();
+    } catch {
+      return undefined;
+    }
+  },
+);
 
-export const hostValue: Parser<string> = (raw) =>
-  typeof raw === "string" && /^[A-Za-z0-9.:[\]-]+$/.test(raw.trim())
-    ? { ok: true, value: raw.trim() }
-    : { ok: false, expected: "a host name or IP address such as 127.0.0.1" };
+export const hostValue: Parser<string> = parser(
+  "a host name or IP address such as 127.0.0.1",
+  (raw) =>
+    typeof raw === "string" && /^[A-Za-z0-9.:[\]-]+$/.test(raw.trim()) ? raw.trim() : undefined,
+);
 
 export function listValue(): Parser<string[]> {
-  return (raw) => {
+  return parser("a comma-separated list", (raw) => {
     if (typeof raw === "string") {
-      const items = raw
+      return raw
         .split(",")
         .map((s) => s.trim())
         .filter((s) => s !== "");
-      return { ok: true, value: items };
     }
-    if (typeof raw === "number") return { ok: true, value: [String(raw)] };
-    return { ok: false, expected: "a comma-separated list" };
-  };
+    if (typeof raw === "number") return [String(raw)];
+    return undefined;
+  });
 }

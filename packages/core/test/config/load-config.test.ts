@@ -69,6 +69,43 @@ describe("loadConfig", () => {
     );
   });
 
+  it.each([
+    ["apiKey", "98765432109876543", "a number"],
+    ["telegramBotToken", '{"token": "123456:AAHsecretsecretsecret"}', "an object"],
+    ["discordBotToken", "true", "a boolean"],
+    ["slackBotToken", '[{"t": "xoxb-secretsecret"}]', "an array"],
+  ])("never shows a secret of the wrong JSON type (%s)", (key, json, kind) => {
+    settings(`{"${key}": ${json}}`);
+    const error = catchError(() => loadConfig({ env: { GUPPY_HOME: home } }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      `Invalid setting "${key}" in ${join(home, "settings.json")} is ${kind} (a secret, not shown): expected a non-empty string.`,
+    );
+    for (const piece of ["98765", "123456", "AAH", "xoxb"]) {
+      expect(error.message).not.toContain(piece);
+    }
+  });
+
+  it("never shows a secret given as a flag of the wrong type", () => {
+    const error = catchError(() =>
+      loadConfig({ env: { GUPPY_HOME: home }, flags: { apiToken: false } }),
+    );
+    expect(error.message).toBe(
+      "Invalid command-line option --api-token is a boolean (a secret, not shown): expected a non-empty string.",
+    );
+  });
+
+  it("says what the key expects for a JSON object or array value", () => {
+    settings('{"model": {"id": "openai/gpt-4o"}}');
+    expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
+      `Invalid setting "model" in ${join(home, "settings.json")} is {"id":"openai/gpt-4o"}: expected provider/model-id, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-4o-mini.`,
+    );
+    settings('{"maxTokens": [[1]]}');
+    expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
+      /"maxTokens" .* is \[\[1\]\]: expected an integer ≥ 1\.$/,
+    );
+  });
+
   it("points at the line of invalid JSON", () => {
     settings('{\n  "model": "openai/gpt-4o",\n  oops\n}');
     let message = "";
@@ -105,3 +142,12 @@ describe("loadConfig", () => {
     expect(row?.source).toBe("env");
   });
 });
+
+function catchError(run: () => unknown): Error {
+  try {
+    run();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected an error");
+}
