@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError } from "./config-error.js";
+import { findJsonSyntaxError } from "./json-syntax-error.js";
 import { lineAndColumn, stripJsonComments } from "./jsonc.js";
 import type { RawValue } from "./setting-parsers.js";
 import {
@@ -142,14 +143,14 @@ function readSettingsFile(path: string): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(stripped);
-  } catch (error) {
-    const message = (error as Error).message;
-    const position = /position (\d+)/.exec(message);
-    const where = position ? lineAndColumn(stripped, Number(position[1])) : undefined;
-    const at = where ? `:${where.line}:${where.column}` : "";
-    throw new ConfigError(
-      `${path}${at} is not valid JSON: ${message.replace(/ in JSON at position.*$/, "")}.`,
-    );
+  } catch {
+    // Not V8's message: it may quote the file (a secret in it) and its position is not always there.
+    const found = findJsonSyntaxError(stripped) ?? {
+      offset: stripped.length,
+      problem: "not accepted by JSON.parse",
+    };
+    const { line, column } = lineAndColumn(stripped, found.offset);
+    throw new ConfigError(`${path}:${line}:${column} is not valid JSON: ${found.problem}.`);
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(`${path} must hold a JSON object of settings, like {"model": "..."}.`);

@@ -119,6 +119,25 @@ describe("loadConfig", () => {
     expect(message.split("\n")).toHaveLength(1);
   });
 
+  it.each([
+    [
+      '{\n  "model": "openai/gpt-4o",\n  "apiKey": sk-proj-SUPERSECRETKEY0123456789\n}\n',
+      "sk-proj",
+    ],
+    ['{"apiKey": "sk-ant-SUPERSECRET-abcdefghijklmnop", "x": abc}', "abc}"],
+    ['{\n  // a comment\n  "apiKey": "sk-SUPERSECRET" "model": "x"\n}', '"model"'],
+  ])("gives line:column of invalid JSON and none of its text: %j", (text, errorAt) => {
+    settings(text);
+    const before = text.slice(0, text.indexOf(errorAt)).split("\n");
+    const at = `${before.length}:${(before.at(-1)?.length ?? 0) + 1}`;
+    const error = catchError(() => loadConfig({ env: { GUPPY_HOME: home } }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toMatch(
+      new RegExp(`^${join(home, "settings.json")}:${at} is not valid JSON: [^\n]+\\.$`),
+    );
+    expect(error.message).not.toMatch(/SUPERSECRET|sk-|abc|apiKey/);
+  });
+
   it("rejects a settings.json that is not an object", () => {
     settings("[1,2]");
     expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(/must hold a JSON object/);
