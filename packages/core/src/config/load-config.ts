@@ -138,7 +138,8 @@ function readSettingsFile(path: string): Record<string, unknown> {
   } catch (error) {
     throw new ConfigError(`Cannot read ${path}: ${(error as Error).message}`);
   }
-  const stripped = stripJsonComments(text);
+  // A byte order mark (Notepad saves one) is not JSON; skill files drop it the same way.
+  const stripped = stripJsonComments(text.replace(/^\uFEFF/, ""));
   if (stripped.trim() === "") return {};
   let parsed: unknown;
   try {

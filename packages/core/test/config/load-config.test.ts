@@ -138,6 +138,17 @@ describe("loadConfig", () => {
     expect(error.message).not.toMatch(/SUPERSECRET|sk-|abc|apiKey/);
   });
 
+  it("reads a settings.json saved with a byte order mark", () => {
+    settings('\uFEFF{"model": "openai/gpt-4o-mini",\n "x": }');
+    expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
+      `${join(home, "settings.json")}:2:7 is not valid JSON`,
+    );
+    settings('\uFEFF{"model": "openai/gpt-4o-mini"}');
+    const c = loadConfig({ env: { GUPPY_HOME: home } });
+    expect(c.model).toBe("openai/gpt-4o-mini");
+    expect(c.sources.model).toBe("settings");
+  });
+
   it("rejects a settings.json that is not an object", () => {
     settings("[1,2]");
     expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(/must hold a JSON object/);
