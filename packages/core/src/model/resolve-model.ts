@@ -1,6 +1,7 @@
 import { type Api, getEnvApiKey, getModels, getProviders, type Model } from "@mariozechner/pi-ai";
 import { ConfigError } from "../config/config-error.js";
 import type { GuppyConfig } from "../config/load-config.js";
+import { type SettingOrigins, settingPlaces, settingWithValue } from "../config/setting-origin.js";
 import type { WireApi } from "../config/settings-schema.js";
 import { type DiscoveredModel, discoverLocalModel } from "./local-servers.js";
 
@@ -27,10 +28,12 @@ export const noModelMessage =
   "(ANTHROPIC_API_KEY, OPENAI_API_KEY, ... or GUPPY_API_KEY), or GUPPY_MODEL + GUPPY_BASE_URL + GUPPY_API for a custom endpoint; " +
   "no local Ollama (127.0.0.1:11434) or LM Studio (127.0.0.1:1234) answered.";
 
+/** The model settings, and where they came from (for messages; the environment variable is named when not given). */
 type ModelSettings = Pick<
   GuppyConfig,
   "model" | "baseUrl" | "api" | "apiKey" | "maxTokens" | "contextWindow"
->;
+> &
+  SettingOrigins;
 
 /**
  * Turns configuration into a pi-ai Model. `provider/model-id` is looked up in pi-ai's catalog;
@@ -58,14 +61,14 @@ export async function resolveModel(
   }
   if (config.api) {
     throw new ConfigError(
-      `GUPPY_API=${config.api} is set but GUPPY_BASE_URL is not: GUPPY_API only applies to a custom endpoint.`,
+      `${settingWithValue("api", config.api, config)} is set but no base URL is: the API setting only applies to a custom endpoint, given by ${settingPlaces("baseUrl")}.`,
     );
   }
 
   const providers = getProviders() as string[];
   if (!providers.includes(provider)) {
     throw new ConfigError(
-      `Unknown provider "${provider}" in GUPPY_MODEL=${config.model}: known providers are ${providers.join(", ")}; for any other server set GUPPY_BASE_URL and GUPPY_API.`,
+      `Unknown provider "${provider}" in ${settingWithValue("model", config.model, config)}: known providers are ${providers.join(", ")}; for any other server set GUPPY_BASE_URL and GUPPY_API.`,
     );
   }
   const catalogued = (getModels(provider as never) as Model<Api>[]).find((m) => m.id === modelId);
@@ -78,7 +81,7 @@ export async function resolveModel(
   const apiKey = config.apiKey ?? getEnvApiKey(provider) ?? undefined;
   if (!apiKey) {
     throw new ConfigError(
-      `No API key for ${provider}: set ${envKeyName(provider)} (or GUPPY_API_KEY) for GUPPY_MODEL=${config.model}.`,
+      `No API key for ${provider}: set ${envKeyName(provider)} (or GUPPY_API_KEY) for ${settingWithValue("model", config.model, config)}.`,
     );
   }
   const model: Model<Api> = {

@@ -76,6 +76,38 @@ describe("resolveModel", () => {
     ).rejects.toBeInstanceOf(ConfigError);
   });
 
+  it.each([
+    ["settings", '"api": "openai-completions" in /home/me/.guppy/settings.json'],
+    ["env", "GUPPY_API=openai-completions"],
+    ["flag", "--api=openai-completions"],
+  ] as const)("names where an API without a base URL was set (%s)", async (source, named) => {
+    await expect(
+      resolveModel(
+        {
+          model: "openai/gpt-4o",
+          api: "openai-completions",
+          apiKey: "k",
+          sources: { api: source, model: "settings" },
+          settingsPath: "/home/me/.guppy/settings.json",
+        },
+        { discover: none },
+      ),
+    ).rejects.toThrow(
+      new ConfigError(
+        `${named} is set but no base URL is: the API setting only applies to a custom endpoint, given by GUPPY_BASE_URL (--base-url, "baseUrl" in settings.json).`,
+      ),
+    );
+  });
+
+  it("names where an unknown provider was set", async () => {
+    await expect(
+      resolveModel(
+        { model: "nosuch/x", apiKey: "k", sources: { model: "flag" } },
+        { discover: none },
+      ),
+    ).rejects.toThrow(/^Unknown provider "nosuch" in --model=nosuch\/x: /);
+  });
+
   it("with no model, uses a discovered local server, else names the variables to set", async () => {
     const found = await resolveModel(
       {},
