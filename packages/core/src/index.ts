@@ -16,6 +16,7 @@ export {
   type ConfigValues,
   configKeys,
   type GroupReplies,
+  MIN_CONTEXT_WINDOW,
   type SettingDefinition,
   settingsSchema,
   type WireApi,

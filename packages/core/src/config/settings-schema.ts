@@ -12,6 +12,9 @@ import {
   urlValue,
 } from "./setting-parsers.js";
 
+/** The smallest GUPPY_CONTEXT_WINDOW: room for guppy's system prompt, tools and a short turn. */
+export const MIN_CONTEXT_WINDOW = 4096;
+
 /** Wire protocols a custom endpoint (GUPPY_BASE_URL) can speak. */
 export const wireApis = ["openai-completions", "anthropic-messages", "openai-responses"] as const;
 export type WireApi = (typeof wireApis)[number];
@@ -104,12 +107,15 @@ export const settingsSchema: SettingsSchema = {
   maxTokens: {
     env: "GUPPY_MAX_TOKENS",
     parse: integerValue(1),
-    description: "Tokens reserved for each reply (default: the model catalog's limit, capped)",
+    description:
+      "Tokens reserved for each reply, at most half the context window (default: the model catalog's limit, capped)",
   },
   contextWindow: {
     env: "GUPPY_CONTEXT_WINDOW",
-    parse: integerValue(1024),
-    description: "Context window in tokens (default: the model catalog's)",
+    // guppy's system prompt and tools take ~1,000 tokens; with the reply at most half the window
+    // and the 256-token safety margin, 4096 leaves a request ≥ 1,792 tokens — 1024 left none.
+    parse: integerValue(MIN_CONTEXT_WINDOW),
+    description: `Context window in tokens, at least ${MIN_CONTEXT_WINDOW} (default: the model catalog's)`,
   },
   maxToolRounds: {
     env: "GUPPY_MAX_TOOL_ROUNDS",

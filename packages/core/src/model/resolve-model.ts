@@ -88,14 +88,40 @@ export async function resolveModel(
     ...catalogued,
     ...(config.contextWindow ? { contextWindow: config.contextWindow } : {}),
   };
-  return {
-    ref: config.model,
-    model,
-    apiKey,
-    maxTokens:
-      config.maxTokens ?? Math.min(catalogued.maxTokens || DEFAULT_MAX_TOKENS, MAX_DEFAULT_REPLY),
-    custom: false,
-  };
+  const maxTokens = replyLimit(
+    config,
+    model.contextWindow,
+    `the catalog's for ${config.model}`,
+    Math.min(catalogued.maxTokens || DEFAULT_MAX_TOKENS, MAX_DEFAULT_REPLY),
+  );
+  return { ref: config.model, model, apiKey, maxTokens, custom: false };
+}
+
+/**
+ * The reply limit to request: GUPPY_MAX_TOKENS, else `fallback`. It may be at most half the
+ * context window — the rest is the prompt's, and guppy's own system prompt and tool definitions
+ * take about 1,000 tokens of it — so a larger setting is refused (the context budget would
+ * reserve only half and the request ask for more than the window holds) and a larger fallback
+ * (a catalogued model's limit as big as its window, or a smaller GUPPY_CONTEXT_WINDOW) is capped.
+ */
+function replyLimit(
+  config: ModelSettings,
+  contextWindow: number,
+  windowFrom: string,
+  fallback: number,
+): number {
+  const half = Math.floor(contextWindow / 2);
+  if (config.maxTokens === undefined) return Math.min(fallback, half);
+  if (config.maxTokens > half) {
+    const window =
+      config.contextWindow !== undefined
+        ? settingWithValue("contextWindow", config.contextWindow, config)
+        : `${windowFrom}; ${settingPlaces("contextWindow")} sets another`;
+    throw new ConfigError(
+      `${settingWithValue("maxTokens", config.maxTokens, config)} leaves too little of the ${contextWindow}-token context window (${window}) for the prompt: the reply limit may be at most half the window, ${half}.`,
+    );
+  }
+  return config.maxTokens;
 }
 
 function buildCustom(
@@ -109,13 +135,18 @@ function buildCustom(
   const catalogued = safeCatalogLookup(provider, modelId);
   const contextWindow =
     config.contextWindow ?? catalogued?.contextWindow ?? DEFAULT_CUSTOM_CONTEXT_WINDOW;
-  const maxTokens =
-    config.maxTokens ??
+  const maxTokens = replyLimit(
+    config,
+    contextWindow,
+    catalogued
+      ? `the catalog's for ${provider}/${modelId}`
+      : "assumed for a model not in the catalog",
     Math.min(
       catalogued?.maxTokens || DEFAULT_MAX_TOKENS,
       MAX_DEFAULT_REPLY,
       Math.floor(contextWindow / 4),
-    );
+    ),
+  );
   const model: Model<Api> = {
     id: modelId,
     name: catalogued?.name ?? modelId,

@@ -1,9 +1,15 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { getModels, getProviders } from "@mariozechner/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config-error.js";
+import { MIN_CONTEXT_WINDOW } from "../../src/config/settings-schema.js";
 import { discoverLocalModel } from "../../src/model/local-servers.js";
-import { noModelMessage, resolveModel } from "../../src/model/resolve-model.js";
+import {
+  DEFAULT_CUSTOM_CONTEXT_WINDOW,
+  noModelMessage,
+  resolveModel,
+} from "../../src/model/resolve-model.js";
 
 const none = async () => undefined;
 
@@ -106,6 +112,64 @@ describe("resolveModel", () => {
         { discover: none },
       ),
     ).rejects.toThrow(/^Unknown provider "nosuch" in --model=nosuch\/x: /);
+  });
+
+  it("resolves every catalogued model with its defaults, alone or at the smallest window, keeping half the window for the prompt", async () => {
+    const refs = getProviders().flatMap((p) => getModels(p).map((m) => `${p}/${m.id}`));
+    expect(refs.length).toBeGreaterThan(100);
+    for (const model of refs) {
+      for (const contextWindow of [undefined, MIN_CONTEXT_WINDOW]) {
+        for (const baseUrl of [undefined, "http://127.0.0.1:9/v1"]) {
+          const r = await resolveModel(
+            { model, apiKey: "k", contextWindow, baseUrl },
+            { env: {}, discover: none },
+          );
+          expect(r.maxTokens).toBeGreaterThan(0);
+          expect(r.maxTokens).toBeLessThanOrEqual(r.model.contextWindow / 2);
+        }
+      }
+    }
+  });
+
+  it("takes a reply limit of half the window and refuses more, naming both settings", async () => {
+    const settings = { model: "openai/gpt-4o", apiKey: "k", contextWindow: 8192 };
+    const half = await resolveModel({ ...settings, maxTokens: 4096 }, { discover: none });
+    expect(half.maxTokens).toBe(4096);
+    await expect(
+      resolveModel(
+        {
+          ...settings,
+          maxTokens: 4097,
+          sources: { maxTokens: "flag", contextWindow: "settings" },
+          settingsPath: "/h/settings.json",
+        },
+        { discover: none },
+      ),
+    ).rejects.toThrow(
+      new ConfigError(
+        '--max-tokens=4097 leaves too little of the 8192-token context window ("contextWindow": 8192 in /h/settings.json) for the prompt: the reply limit may be at most half the window, 4096.',
+      ),
+    );
+  });
+
+  it("names the catalog or the custom-endpoint assumption when the window was not set", async () => {
+    const gpt4 = getModels("openai").find((m) => m.id === "gpt-4o")!;
+    await expect(
+      resolveModel(
+        { model: "openai/gpt-4o", apiKey: "k", maxTokens: gpt4.contextWindow },
+        { discover: none },
+      ),
+    ).rejects.toThrow(
+      `GUPPY_MAX_TOKENS=${gpt4.contextWindow} leaves too little of the ${gpt4.contextWindow}-token context window (the catalog's for openai/gpt-4o; GUPPY_CONTEXT_WINDOW (--context-window, "contextWindow" in settings.json) sets another)`,
+    );
+    await expect(
+      resolveModel(
+        { model: "openai/my-model", baseUrl: "http://127.0.0.1:9/v1", maxTokens: 20_000 },
+        { discover: none },
+      ),
+    ).rejects.toThrow(
+      `GUPPY_MAX_TOKENS=20000 leaves too little of the ${DEFAULT_CUSTOM_CONTEXT_WINDOW}-token context window (assumed for a model not in the catalog; `,
+    );
   });
 
   it("with no model, uses a discovered local server, else names the variables to set", async () => {
