@@ -33,8 +33,15 @@ export interface LoadConfigOptions {
   home?: string;
 }
 
+/** The data directory: --home, else GUPPY_HOME, else ~/.guppy. Throws ConfigError for an empty --home. */
 export function resolveHome(options: { home?: string; env?: NodeJS.ProcessEnv }): string {
   const env = options.env ?? process.env;
+  if (options.home !== undefined && options.home.trim() === "") {
+    // An empty path would resolve to the current directory, and guppy would write its files there.
+    throw new ConfigError(
+      `Invalid command-line option --home is ${JSON.stringify(options.home)}: expected a directory path.`,
+    );
+  }
   const raw = options.home ?? nonEmpty(env.GUPPY_HOME) ?? join(homedir(), ".guppy");
   const expanded = raw.startsWith("~/") || raw === "~" ? join(homedir(), raw.slice(1)) : raw;
   return isAbsolute(expanded) ? expanded : resolve(expanded);
@@ -93,11 +100,8 @@ export function loadConfig(options: LoadConfigOptions = {}): GuppyConfig {
     sources[key] = source;
   }
 
-  const homeSource: ConfigSource = options.home
-    ? "flag"
-    : nonEmpty(env.GUPPY_HOME)
-      ? "env"
-      : "default";
+  const homeSource: ConfigSource =
+    options.home !== undefined ? "flag" : nonEmpty(env.GUPPY_HOME) ? "env" : "default";
   return {
     ...(values as unknown as ConfigValues),
     home,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config-error.js";
-import { describeConfig, loadConfig } from "../../src/config/load-config.js";
+import { describeConfig, loadConfig, resolveHome } from "../../src/config/load-config.js";
 
 describe("loadConfig", () => {
   let home: string;
@@ -43,6 +43,18 @@ describe("loadConfig", () => {
   it("--home beats GUPPY_HOME", () => {
     const c = loadConfig({ env: { GUPPY_HOME: "/nonexistent" }, home });
     expect(c.home).toBe(home);
+  });
+
+  it("refuses an empty --home instead of using the current directory", () => {
+    for (const empty of ["", "  "]) {
+      const error = new ConfigError(
+        `Invalid command-line option --home is ${JSON.stringify(empty)}: expected a directory path.`,
+      );
+      expect(() => loadConfig({ env: { GUPPY_HOME: home }, home: empty })).toThrow(error);
+      expect(() => resolveHome({ env: {}, home: empty })).toThrow(error);
+    }
+    expect(loadConfig({ env: { GUPPY_HOME: "/nonexistent" }, home }).homeSource).toBe("flag");
+    expect(loadConfig({ env: { GUPPY_HOME: home } }).homeSource).toBe("env");
   });
 
   it("names the variable, the value and what is allowed for a bad environment value", () => {

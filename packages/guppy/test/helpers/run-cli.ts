@@ -26,11 +26,12 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 /** Runs `guppy <args>` as a child process and collects its output. */
 export function runCli(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+  options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; cwd?: string } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [guppyBin, ...args], {
       env: options.env ?? cleanEnv(),
+      ...(options.cwd ? { cwd: options.cwd } : {}),
       stdio: ["pipe", "pipe", "pipe"],
     });
     let stdout = "";
