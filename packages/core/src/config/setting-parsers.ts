@@ -23,8 +23,11 @@ export const stringValue: Parser<string> = parser("a non-empty string", (raw) =>
 export function integerValue(min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> {
   const expected =
     max === Number.MAX_SAFE_INTEGER ? `an integer ≥ ${min}` : `an integer from ${min} to ${max}`;
+  // Plain decimal digits (a sign only where negatives are allowed): Number() would also take
+  // 0x10, 0b101, 0o17 and 1e3.
+  const digits = min < 0 ? /^-?\d+$/ : /^\d+$/;
   return parser(expected, (raw) => {
-    if (typeof raw === "string" && raw.trim() === "") return undefined;
+    if (typeof raw === "string" && !digits.test(raw.trim())) return undefined;
     const n = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw.trim()) : NaN;
     return Number.isInteger(n) && n >= min && n <= max ? n : undefined;
   });
