@@ -10,6 +10,7 @@ export {
   maskSecret,
   resolveHome,
 } from "./config/load-config.js";
+export { maskUrlCredentials } from "./config/mask-url-credentials.js";
 export {
   type AccessPolicy,
   type ConfigKey,

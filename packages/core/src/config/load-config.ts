@@ -4,6 +4,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError } from "./config-error.js";
 import { findJsonSyntaxError } from "./json-syntax-error.js";
 import { lineAndColumn, stripJsonComments } from "./jsonc.js";
+import { maskUrlCredentials } from "./mask-url-credentials.js";
 import type { RawValue } from "./setting-parsers.js";
 import {
   type ConfigKey,
@@ -125,7 +126,9 @@ function describeOrigin(
 
 /** A rejected value as an error shows it: in full, or for a secret only its kind (a blank one as is). */
 function describeValue(raw: unknown, def: SettingDefinition<ConfigKey>): string {
-  if (!def.secret || (typeof raw === "string" && raw.trim() === "")) return JSON.stringify(raw);
+  if (!def.secret || (typeof raw === "string" && raw.trim() === "")) {
+    return maskUrlCredentials(JSON.stringify(raw));
+  }
   const kind = Array.isArray(raw)
     ? "an array"
     : raw !== null && typeof raw === "object"
@@ -203,7 +206,7 @@ function editDistance(a: string, b: string): number {
   return row[b.length] ?? 0;
 }
 
-/** Rows for `guppy config`: every key with its effective value (secrets masked) and source. */
+/** Rows for `guppy config`: every key with its effective value (secrets and URL passwords masked) and source. */
 export function describeConfig(
   config: GuppyConfig,
 ): Array<{ key: string; env: string; value: string; source: ConfigSource }> {
@@ -219,9 +222,7 @@ export function describeConfig(
           ? "(unset)"
           : def.secret
             ? maskSecret(String(value))
-            : Array.isArray(value)
-              ? value.join(",")
-              : String(value),
+            : maskUrlCredentials(Array.isArray(value) ? value.join(",") : String(value)),
       source: config.sources[key],
     });
   }

@@ -1,4 +1,5 @@
 import { type ConfigSource, kebab } from "./load-config.js";
+import { maskUrlCredentials } from "./mask-url-credentials.js";
 import { type ConfigKey, type SettingDefinition, settingsSchema } from "./settings-schema.js";
 
 /** Where the values of a configuration came from (GuppyConfig has both). */
@@ -17,10 +18,10 @@ export function settingWithValue(key: ConfigKey, value: unknown, origins: Settin
   const def = settingsSchema[key] as SettingDefinition<ConfigKey>;
   const source = origins.sources?.[key];
   if (source === "settings") {
-    const shown = def.secret ? "(secret)" : JSON.stringify(value);
+    const shown = def.secret ? "(secret)" : maskUrlCredentials(JSON.stringify(value));
     return `"${key}": ${shown} in ${origins.settingsPath ?? "settings.json"}`;
   }
-  const shown = def.secret ? "(secret)" : String(value);
+  const shown = def.secret ? "(secret)" : maskUrlCredentials(String(value));
   return source === "flag" ? `--${kebab(key)}=${shown}` : `${def.env}=${shown}`;
 }
 

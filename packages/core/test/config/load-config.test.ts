@@ -174,6 +174,23 @@ describe("loadConfig", () => {
     ]);
   });
 
+  it("masks the password of a URL in the printed configuration and in errors", () => {
+    const env = {
+      GUPPY_HOME: home,
+      GUPPY_BASE_URL: "https://bob:hunter2secretpass@proxy.example/v1",
+      GUPPY_TELEGRAM_API_URL: "https://tg-token-1234567@bot-api.example",
+    };
+    const rows = describeConfig(loadConfig({ env }));
+    expect(rows.find((r) => r.key === "baseUrl")?.value).toBe("https://bob:****@proxy.example/v1");
+    expect(rows.find((r) => r.key === "telegramApiUrl")?.value).toBe(
+      "https://****@bot-api.example",
+    );
+    settings('{"baseUrl": "ftp://bob:hunter2secretpass@proxy.example/v1"}');
+    expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
+      `Invalid setting "baseUrl" in ${join(home, "settings.json")} is "ftp://bob:****@proxy.example/v1": expected an http(s) URL`,
+    );
+  });
+
   it("masks secrets in the printed configuration", () => {
     const c = loadConfig({
       env: { GUPPY_HOME: home, GUPPY_API_KEY: "sk-abcdefghijklmnopqrstuvwxyz" },
