@@ -1,13 +1,20 @@
-// Prints the settings table of docs/configuration.md from the settings schema (run after a build):
-//   node scripts/config-table.mjs
-import { kebab, settingsSchema } from "../packages/core/dist/index.js";
+// The settings table of docs/configuration.md, from the settings schema (run after a build):
+//   node scripts/config-table.mjs           prints it
+//   node scripts/config-table.mjs --write   puts it between the <!-- settings-table --> markers
+// packages/core/test/config/docs-in-sync.test.ts fails while the document holds another table.
+import { readFileSync, writeFileSync } from "node:fs";
+import { settingsTable } from "../packages/core/dist/index.js";
 
-const rows = Object.entries(settingsSchema).map(([key, def]) => {
-  const d = def.default;
-  const shown =
-    d === undefined ? "—" : Array.isArray(d) ? (d.length ? d.join(",") : "(empty)") : String(d);
-  return `| \`${def.env}\` | \`${key}\` | \`--${kebab(key)}\` | ${shown} | ${def.description}${def.secret ? " (secret: masked by `guppy config`)" : ""} |`;
-});
-console.log("| Environment | settings.json | Flag | Default | Meaning |");
-console.log("| --- | --- | --- | --- | --- |");
-console.log(rows.join("\n"));
+const table = settingsTable();
+if (process.argv.includes("--write")) {
+  const path = new URL("../docs/configuration.md", import.meta.url);
+  const doc = readFileSync(path, "utf8");
+  const block = /(<!-- settings-table:[^\n]*-->\n)[\s\S]*?(<!-- \/settings-table -->)/;
+  if (!block.test(doc)) throw new Error("docs/configuration.md has no settings-table markers");
+  writeFileSync(
+    path,
+    doc.replace(block, (_, open, close) => `${open}${table}\n${close}`),
+  );
+} else {
+  console.log(table);
+}

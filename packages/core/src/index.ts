@@ -23,6 +23,7 @@ export {
   type WireApi,
   wireApis,
 } from "./config/settings-schema.js";
+export { settingsTable } from "./config/settings-table.js";
 export {
   type CompactionMessage,
   type CompactionReason,

@@ -198,7 +198,8 @@ export const settingsSchema: SettingsSchema = {
     env: "GUPPY_SHUTDOWN_GRACE_SECONDS",
     parse: integerValue(0, 3600),
     default: 30,
-    description: "How long `guppy serve` lets running turns finish on SIGTERM",
+    description:
+      "How long `guppy serve` lets running turns finish on Ctrl+C (SIGINT), SIGTERM or SIGHUP",
   },
   httpHost: {
     env: "GUPPY_HTTP_HOST",

@@ -1,0 +1,23 @@
+import { kebab } from "./load-config.js";
+import { type ConfigKey, type SettingDefinition, settingsSchema } from "./settings-schema.js";
+
+/**
+ * The settings table of docs/configuration.md, one row per setting of the schema, its columns
+ * padded to line up (as a Markdown formatter leaves them). `node scripts/config-table.mjs` prints
+ * it; a test checks that the document holds exactly this.
+ */
+export function settingsTable(): string {
+  const rows = Object.entries(settingsSchema).map(([key, setting]) => {
+    const def = setting as SettingDefinition<ConfigKey>;
+    const d = def.default;
+    const shown =
+      d === undefined ? "—" : Array.isArray(d) ? (d.length ? d.join(",") : "(empty)") : String(d);
+    const secret = def.secret ? " (secret: masked by `guppy config`)" : "";
+    return [`\`${def.env}\``, `\`${key}\``, `\`--${kebab(key)}\``, shown, def.description + secret];
+  });
+  const header = ["Environment", "settings.json", "Flag", "Default", "Meaning"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join(" | ")} |`;
+  return [line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+}
