@@ -1,6 +1,7 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Tool } from "@mariozechner/pi-ai";
 import { compactionToUser, isCompactionMessage } from "./compaction-message.js";
+import { createPieceCounter } from "./piece-counter.js";
 
 /** Tokens of per-message framing (role markers, separators) the wire formats add. */
 const MESSAGE_OVERHEAD = 4;
@@ -59,12 +60,20 @@ function schemaOf(tool: Tool): string {
  * gpt-tokenizer's cl100k_base: chosen over js-tiktoken by bench/context (same ranks: loads in
  * ~75 ms vs ~240 ms, counts 7–9× faster; o200k would cost ~160 ms to load). Loaded lazily so a CLI start that never nears the
  * threshold never pays for it. Counts are tiktoken-exact for OpenAI models and a close estimate
- * for others; the budget's safety margin absorbs the difference.
+ * for others; the budget's safety margin absorbs the difference. A text is counted piece by
+ * piece (createPieceCounter): the BPE is quadratic in the length of what it merges, and one
+ * long run without whitespace would otherwise hold the agents' thread for minutes.
  */
 export function loadEncoder(): Promise<void> {
   if (sharedEncoder) return Promise.resolve();
-  loading ??= import("gpt-tokenizer/encoding/cl100k_base").then((m) => {
-    sharedEncoder = (text: string) => m.countTokens(text);
+  loading ??= Promise.all([
+    import("gpt-tokenizer/encoding/cl100k_base"),
+    import("gpt-tokenizer/encodingParams/constants"),
+  ]).then(([m, { CL100K_TOKEN_SPLIT_REGEX }]) => {
+    sharedEncoder = createPieceCounter({
+      split: CL100K_TOKEN_SPLIT_REGEX,
+      count: (piece) => m.countTokens(piece),
+    });
   });
   return loading;
 }
