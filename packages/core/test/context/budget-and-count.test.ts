@@ -1,6 +1,6 @@
 import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, Model } from "@mariozechner/pi-ai";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { computeBudget } from "../../src/context/context-budget.js";
 import { createContextEngine } from "../../src/context/create-context-engine.js";
 import { createTokenCounter, loadEncoder } from "../../src/context/token-counter.js";
@@ -59,6 +59,21 @@ describe("token counter", () => {
     const a = assistant("", [call("c1")]);
     expect(c.message(a)).toBeGreaterThan(8);
     expect(c.message(result("c1", "ok"))).toBeGreaterThan(8);
+  });
+
+  it("counts a word repeated 40,000 times with one BPE merge, not one LRU update per repeat", async () => {
+    // gpt-tokenizer's merge cache deletes and re-adds its entry on every hit; with V8's Map that
+    // lengthens the entry's bucket chain until a rehash, so once the cache was full (100k pieces)
+    // these 200 KB took 19 s. Counted: the Map deletions while counting.
+    await loadEncoder();
+    const c = createTokenCounter();
+    const deletes = vi.spyOn(Map.prototype, "delete");
+    try {
+      expect(c.text("xqzv ".repeat(40_000))).toBe(160_001); // four tokens each time, and " "
+      expect(deletes.mock.calls.length).toBeLessThan(10);
+    } finally {
+      deletes.mockRestore();
+    }
   });
 });
 
