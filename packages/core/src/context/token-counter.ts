@@ -70,9 +70,13 @@ export function loadEncoder(): Promise<void> {
     import("gpt-tokenizer/encoding/cl100k_base"),
     import("gpt-tokenizer/encodingParams/constants"),
   ]).then(([m, { CL100K_TOKEN_SPLIT_REGEX }]) => {
+    // Message text is plain text: the spelling of a special token ("<|endoftext|>") counts as
+    // ordinary tokens, as providers encode it; countTokens' default throws on it instead. (No
+    // piece holds a whole one, but this also spares a scan of every piece for them.)
+    const plain = { disallowedSpecial: new Set<string>() };
     sharedEncoder = createPieceCounter({
       split: CL100K_TOKEN_SPLIT_REGEX,
-      count: (piece) => m.countTokens(piece),
+      count: (piece) => m.countTokens(piece, plain),
     });
   });
   return loading;

@@ -1,5 +1,6 @@
 import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, Model } from "@mariozechner/pi-ai";
+import { encode } from "gpt-tokenizer/encoding/cl100k_base";
 import { describe, expect, it, vi } from "vitest";
 import { computeBudget } from "../../src/context/context-budget.js";
 import { createContextEngine } from "../../src/context/create-context-engine.js";
@@ -59,6 +60,16 @@ describe("token counter", () => {
     const a = assistant("", [call("c1")]);
     expect(c.message(a)).toBeGreaterThan(8);
     expect(c.message(result("c1", "ok"))).toBeGreaterThan(8);
+  });
+
+  it("counts the spelling of a special token in a message as plain text instead of throwing", async () => {
+    // Before: countTokens refused "<|endoftext|>" ("Disallowed special token found"), so once the
+    // BPE was loaded every turn of a thread holding such a message failed.
+    await loadEncoder();
+    const c = createTokenCounter();
+    const text = "What does <|endoftext|> or <|im_start|>user mean in a prompt?";
+    expect(c.text(text)).toBe(encode(text, { disallowedSpecial: new Set() }).length);
+    expect(c.message(user(text))).toBeGreaterThan(c.text(text));
   });
 
   it("counts a word repeated 40,000 times with one BPE merge, not one LRU update per repeat", async () => {
