@@ -6,6 +6,7 @@
 //     total input tokens sent vs sending the whole history every time, and the share of each
 //     request that is an unchanged prefix of the previous one (cacheable; target ≥ 90% on turns
 //     without a compaction).
+//  Also: the time to count one 1 MB text without whitespace (a single run) and of 1 MB of words.
 // Needs a build (npm run build). Prints figures; never fails on a timing.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -136,6 +137,28 @@ const dumpTool = {
 }
 
 await loadEncoder();
+
+// 0b. One long text: the time to count 1 MB without whitespace (one run, which the BPE merge —
+// quadratic in a run's length — took minutes over before runs were counted in 128-character
+// parts) beside 1 MB of ordinary words. First counts of fresh texts: a message's count is cached.
+{
+  const counter = createTokenCounter();
+  let seed = 7;
+  const letters = Array.from({ length: 1_000_000 }, () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+    return "abcdefghijklmnopqrstuvwxyz"[seed % 26];
+  }).join("");
+  console.log("counting one 1 MB text:");
+  for (const [name, s] of [
+    ["one letter 1,000,000 times", "y".repeat(1_000_000)],
+    ["1,000,000 random letters", letters],
+    ["1 MB of words and numbers", text(1_000_000, 3)],
+  ]) {
+    const t0 = performance.now();
+    const n = counter.text(s);
+    console.log(`  ${name.padEnd(27)} ${fmt(n)} tokens in ${fmt(performance.now() - t0)} ms`);
+  }
+}
 
 // 1. Overhead per turn
 console.log(
