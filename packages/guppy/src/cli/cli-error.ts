@@ -1,4 +1,5 @@
-import { isConfigError } from "@guppy/core";
+import { isConfigError, loadConfig } from "@guppy/core";
+import type { CliArgs } from "./parse-cli-args.js";
 
 /** Exit codes: 1 = the run failed, 2 = a usage or configuration mistake, 130 = interrupted. */
 export const ExitCode = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
@@ -8,16 +9,32 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
-/** Prints an error as one line on stderr and returns the exit code it deserves. */
-export function reportError(error: unknown): number {
+/**
+ * Prints an error as one line on stderr and returns the exit code it deserves. An unexpected
+ * error also gets its stack trace when the `debug` setting is on for this call.
+ */
+export function reportError(error: unknown, args?: CliArgs): number {
   if (isConfigError(error) || error instanceof UsageError) {
     process.stderr.write(`guppy: ${error.message}\n`);
     return ExitCode.usage;
   }
   const message = error instanceof Error ? error.message : String(error);
   process.stderr.write(`guppy: ${message}\n`);
-  if (process.env.GUPPY_DEBUG && error instanceof Error && error.stack) {
+  if (error instanceof Error && error.stack && debugOn(args)) {
     process.stderr.write(`${error.stack}\n`);
   }
   return ExitCode.failed;
+}
+
+/**
+ * The effective `debug` setting, read as the commands read it (--debug / --no-debug, then
+ * GUPPY_DEBUG, then settings.json): "false", "0" or "no" is off. Off when the settings cannot be
+ * read (that error is the one reported, and it is a one-liner anyway).
+ */
+function debugOn(args: CliArgs | undefined): boolean {
+  try {
+    return loadConfig({ flags: args?.configFlags, home: args?.home }).debug;
+  } catch {
+    return false;
+  }
 }

@@ -1,7 +1,7 @@
 import { ExitCode, reportError, UsageError } from "./cli-error.js";
 import { helpText } from "./help-text.js";
 import { outputFailed } from "./output-errors.js";
-import { parseCliArgs } from "./parse-cli-args.js";
+import { type CliArgs, parseCliArgs } from "./parse-cli-args.js";
 
 /** Dispatches a command; each command module is loaded only when used. */
 export async function main(argv: string[]): Promise<void> {
@@ -10,8 +10,9 @@ export async function main(argv: string[]): Promise<void> {
     process[name].on("error", (error: NodeJS.ErrnoException) => outputFailed(name, error));
   }
   let code: number;
+  let args: CliArgs | undefined;
   try {
-    const args = parseCliArgs(argv);
+    args = parseCliArgs(argv);
     if (args.help || args.command === "help" || args.command === undefined) {
       process.stdout.write(helpText);
       code = args.command === undefined && !args.help ? ExitCode.usage : ExitCode.ok;
@@ -43,7 +44,7 @@ export async function main(argv: string[]): Promise<void> {
       }
     }
   } catch (error) {
-    code = reportError(error);
+    code = reportError(error, args);
   }
   process.exitCode = code;
 }
