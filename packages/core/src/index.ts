@@ -11,6 +11,7 @@ export {
   resolveHome,
 } from "./config/load-config.js";
 export { maskUrlCredentials } from "./config/mask-url-credentials.js";
+export { booleanValue } from "./config/setting-parsers.js";
 export {
   type AccessPolicy,
   type ConfigKey,

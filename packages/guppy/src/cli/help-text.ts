@@ -19,7 +19,8 @@ Options (each also an environment variable or a settings.json key; see docs/conf
   --api PROTOCOL         openai-completions | anthropic-messages (GUPPY_API)
   --session NAME         terminal conversation to use (default "default")
   --thread ID            thread id adapter:channel:thread (default cli:local:default)
-  --debug                verbose logs on stderr (GUPPY_DEBUG)
+  --debug                verbose logs on stderr (GUPPY_DEBUG); --debug=false or --no-debug
+                         turns it off (so does either form of every on/off setting)
   -m, --message TEXT     run one prompt and exit
 
 In chat: /new starts fresh, /status shows model, tokens and cost, /exit quits;

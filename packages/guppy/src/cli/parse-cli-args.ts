@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { type ConfigKey, configKeys, kebab, settingsSchema } from "@guppy/core";
+import { booleanValue, type ConfigKey, configKeys, kebab, settingsSchema } from "@guppy/core";
 import { UsageError } from "./cli-error.js";
 
 export interface CliArgs {
@@ -15,13 +15,23 @@ export interface CliArgs {
   help: boolean;
 }
 
-const booleanKeys = new Set<ConfigKey>(
-  configKeys.filter((k) => typeof settingsSchema[k].default === "boolean"),
+type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+/** Boolean settings by flag name (`skills-inline` → skillsInline). */
+const booleanFlags = new Map<string, ConfigKey>(
+  configKeys
+    .filter((k) => typeof settingsSchema[k].default === "boolean")
+    .map((k) => [kebab(k), k]),
 );
 
-/** Parses argv: a command, its positionals, and flags (every config key is also a --kebab-case flag). */
+/**
+ * Parses argv: a command, its positionals, and flags (every config key is also a --kebab-case
+ * flag). A boolean setting's flag turns it on (`--debug`), takes a value after "=" in any
+ * spelling the setting accepts (`--debug=false`, `--debug=0`) or is negated (`--no-debug`), so a
+ * flag can override a `true` from the environment or settings.json.
+ */
 export function parseCliArgs(argv: string[]): CliArgs {
-  const options: Record<string, { type: "string" | "boolean"; short?: string }> = {
+  const options: Options = {
     home: { type: "string" },
     session: { type: "string" },
     thread: { type: "string" },
@@ -29,16 +39,17 @@ export function parseCliArgs(argv: string[]): CliArgs {
     help: { type: "boolean", short: "h" },
   };
   for (const key of configKeys) {
-    options[kebab(key)] = { type: booleanKeys.has(key) ? "boolean" : "string" };
+    if (!booleanFlags.has(kebab(key))) options[kebab(key)] = { type: "string" };
   }
+  const { rest, booleans } = takeBooleanFlags(argv, options);
   let parsed: ReturnType<typeof parseArgs>;
   try {
-    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
   } catch (error) {
     throw new UsageError(`${(error as Error).message.split("\n")[0]} (see guppy --help)`);
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
-  const configFlags: Partial<Record<ConfigKey, string | boolean>> = {};
+  const configFlags: Partial<Record<ConfigKey, string | boolean>> = { ...booleans };
   for (const key of configKeys) {
     const v = values[kebab(key)];
     if (v !== undefined) configFlags[key] = v;
@@ -54,4 +65,61 @@ export function parseCliArgs(argv: string[]): CliArgs {
     message: values.message as string | undefined,
     help: values.help === true,
   };
+}
+
+/**
+ * Takes the boolean settings' flags out of argv (node's parseArgs knows neither `--flag=VALUE`
+ * for a boolean nor `--no-flag`); the last one of a setting wins. A value given as the next word
+ * (`--debug false`) is refused rather than read as a command or argument. A string option's
+ * value is never taken for a flag: the tokens come from parseArgs itself.
+ */
+function takeBooleanFlags(
+  argv: string[],
+  options: Options,
+): { rest: string[]; booleans: Partial<Record<ConfigKey, string | boolean>> } {
+  const all: Options = { ...options };
+  for (const name of booleanFlags.keys()) {
+    all[name] = { type: "boolean" };
+    all[`no-${name}`] = { type: "boolean" };
+  }
+  const { tokens } = parseArgs({
+    args: argv,
+    options: all,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
+  const taken = new Set<number>();
+  const booleans: Partial<Record<ConfigKey, string | boolean>> = {};
+  for (const [i, token] of tokens.entries()) {
+    if (token.kind !== "option") continue;
+    const negated = token.name.startsWith("no-");
+    const key = booleanFlags.get(negated ? token.name.slice(3) : token.name);
+    if (key === undefined || !token.rawName.startsWith("--")) continue;
+    const name = kebab(key);
+    if (negated) {
+      if (token.inlineValue) {
+        throw new UsageError(
+          `--no-${name} takes no value (got "${token.rawName}=${token.value}"): write --no-${name} or --${name}=true|false`,
+        );
+      }
+      booleans[key] = false;
+    } else if (token.inlineValue) {
+      booleans[key] = token.value ?? "";
+    } else {
+      const next = tokens[i + 1];
+      if (
+        next?.kind === "positional" &&
+        next.index === token.index + 1 &&
+        booleanValue(next.value).ok
+      ) {
+        throw new UsageError(
+          `--${name} takes its value after "=": write --${name}=${next.value} (or --no-${name}), not "--${name} ${next.value}"`,
+        );
+      }
+      booleans[key] = true;
+    }
+    taken.add(token.index);
+  }
+  return { rest: argv.filter((_, i) => !taken.has(i)), booleans };
 }

@@ -40,6 +40,13 @@ describe("reportError", () => {
     },
   );
 
+  it("prints no stack trace when --no-debug or --debug=false overrides GUPPY_DEBUG=1", () => {
+    vi.stubEnv("GUPPY_DEBUG", "1");
+    expect(report(["chat", "--no-debug"]).text).toBe("guppy: the disk caught fire\n");
+    written.length = 0;
+    expect(report(["chat", "--debug=false"]).text).toBe("guppy: the disk caught fire\n");
+  });
+
   it("adds the stack trace when debug is on, from GUPPY_DEBUG, --debug or settings.json", () => {
     vi.stubEnv("GUPPY_DEBUG", "1");
     const fromEnv = report(["chat"]);
