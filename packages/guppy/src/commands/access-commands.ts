@@ -3,6 +3,7 @@ import { createAccessStore, isChannelName } from "../access/access-store.js";
 import { channelAccessSettings } from "../access/channel-access-settings.js";
 import { createAccessControl } from "../access/create-access-control.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
+import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
@@ -31,6 +32,7 @@ export async function pairingCommand(args: CliArgs): Promise<number> {
   const [action, rawChannel, code] = args.positionals;
   if (action === "approve") {
     const usage = "guppy pairing approve <channel> <code>";
+    rejectExtraArguments(args, usage, 3);
     const channel = channelArg(rawChannel, usage);
     if (!code) throw new UsageError(`missing <code> (usage: ${usage})`);
     const user = accessFor(args).approvePairing(channel, code);
@@ -46,7 +48,9 @@ export async function pairingCommand(args: CliArgs): Promise<number> {
     return ExitCode.ok;
   }
   if (action === "list") {
-    const channel = channelArg(rawChannel, "guppy pairing list <channel>");
+    const usage = "guppy pairing list <channel>";
+    rejectExtraArguments(args, usage, 2);
+    const channel = channelArg(rawChannel, usage);
     const pending = accessFor(args).pendingPairings(channel);
     if (pending.length === 0) process.stdout.write(`No pending pairing requests on ${channel}.\n`);
     for (const p of pending) {
@@ -69,7 +73,9 @@ export async function inviteCommand(args: CliArgs): Promise<number> {
       `unknown invite action "${action ?? ""}" (usage: guppy invite create <channel>)`,
     );
   }
-  const channel = channelArg(rawChannel, "guppy invite create <channel>");
+  const usage = "guppy invite create <channel>";
+  rejectExtraArguments(args, usage, 2);
+  const channel = channelArg(rawChannel, usage);
   const code = accessFor(args).createInvite(channel);
   process.stdout.write(
     `${code}\nSend it to the person you invite; they write /start ${code} to the bot (one use).\n`,

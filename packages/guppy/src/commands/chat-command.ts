@@ -6,6 +6,7 @@ import {
   resolveModel,
 } from "@guppy/core";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
+import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
@@ -14,6 +15,7 @@ import { loadCliConfig } from "./load-cli-config.js";
 
 /** `guppy chat`: the interactive terminal, or with -m one prompt whose answer alone goes to stdout. */
 export async function chatCommand(args: CliArgs): Promise<number> {
+  rejectExtraArguments(args, "guppy chat", 0, 'to send one prompt use -m "TEXT"');
   const config = loadCliConfig(args);
   const session = args.session ?? "default";
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(session)) {

@@ -1,10 +1,12 @@
 import { describeConfig } from "@guppy/core";
 import { ExitCode } from "../cli/cli-error.js";
+import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 /** `guppy config`: every key, its effective value (secrets masked) and where it came from. */
 export async function configCommand(args: CliArgs): Promise<number> {
+  rejectExtraArguments(args, "guppy config");
   const config = loadCliConfig(args);
   const rows = describeConfig(config);
   const keyWidth = Math.max(...rows.map((r) => r.key.length));

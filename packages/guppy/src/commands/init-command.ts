@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { resolveHome } from "@guppy/core";
 import { ExitCode } from "../cli/cli-error.js";
+import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 
 const settingsTemplate = `// guppy settings. Precedence: command-line flags > environment variables > this file > defaults.
@@ -59,6 +60,7 @@ const folders = ["skills", "memory"];
 
 /** `guppy init`: creates GUPPY_HOME with a commented settings.json, commented memory/identity/bootstrap files and the skills/ and memory/ folders; never overwrites. */
 export async function initCommand(args: CliArgs): Promise<number> {
+  rejectExtraArguments(args, "guppy init");
   const home = resolveHome({ home: args.home });
   mkdirSync(home, { recursive: true });
   for (const [name, content] of Object.entries(files)) {

@@ -7,6 +7,7 @@ import {
 } from "@guppy/core";
 import { channelThreadHandle } from "../channels/bridge/channel-links.js";
 import { ExitCode } from "../cli/cli-error.js";
+import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { loadConfiguredChannels } from "../gateway/configured-channels.js";
@@ -21,6 +22,7 @@ import { loadCliConfig } from "./load-cli-config.js";
  * saved) and exits 0.
  */
 export async function serveCommand(args: CliArgs): Promise<number> {
+  rejectExtraArguments(args, "guppy serve");
   const config = loadCliConfig(args);
   const resolved = await resolveModel(config);
   const gw = createGatewayLogger({ home: config.home, debug: config.debug });

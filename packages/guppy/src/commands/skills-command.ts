@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { isConfigError, loadSkills, parseThreadId, type Skill, scopeDirs } from "@guppy/core";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
+import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
@@ -10,11 +11,7 @@ import { loadCliConfig } from "./load-cli-config.js";
  * from, its SKILL.md and what it overrides. Problems with skill files are warnings on stderr.
  */
 export async function skillsCommand(args: CliArgs): Promise<number> {
-  if (args.positionals.length > 0) {
-    throw new UsageError(
-      `guppy skills takes no arguments (got "${args.positionals[0]}"); use --thread adapter:channel:thread`,
-    );
-  }
+  rejectExtraArguments(args, "guppy skills", 0, "use --thread adapter:channel:thread");
   const config = loadCliConfig(args);
   const threadId = args.thread ?? `cli:local:${args.session ?? "default"}`;
   try {

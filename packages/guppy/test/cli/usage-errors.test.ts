@@ -1,0 +1,48 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
+
+/** Mistakes in how guppy is called: one line on stderr, exit 2, nothing done. */
+describe("guppy usage errors", () => {
+  const home = tempHome();
+  // A model that is never asked: every case here stops before any request.
+  const env = cleanEnv({
+    GUPPY_HOME: home.home,
+    GUPPY_MODEL: "openai/never-asked",
+    GUPPY_BASE_URL: "http://127.0.0.1:9/v1",
+  });
+  afterAll(() => home.cleanup());
+
+  it.each([
+    [
+      ["chat", "hello", "world"],
+      'guppy chat takes no arguments (got "hello world"); to send one prompt use -m "TEXT"',
+    ],
+    [["config", "extra", "words"], 'guppy config takes no arguments (got "extra words")'],
+    [["init", "extra"], 'guppy init takes no arguments (got "extra")'],
+    [["serve", "now"], 'guppy serve takes no arguments (got "now")'],
+    [["skills", "x"], 'guppy skills takes no arguments (got "x"); use --thread'],
+    [
+      ["invite", "create", "slack", "extra"],
+      'unexpected argument "extra" (usage: guppy invite create <channel>)',
+    ],
+    [
+      ["pairing", "list", "telegram", "a", "b"],
+      'unexpected arguments "a b" (usage: guppy pairing list <channel>)',
+    ],
+    [
+      ["pairing", "approve", "telegram", "ABCD2345", "x"],
+      'unexpected argument "x" (usage: guppy pairing approve <channel> <code>)',
+    ],
+  ])("guppy %j refuses the extra words", async (args, message) => {
+    const r = await runCli(args, { env });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.split("\n")).toEqual([expect.stringContaining(`guppy: ${message}`), ""]);
+    // Nothing was created: not the init files, not an invite, not a session.
+    expect(existsSync(join(home.home, "settings.json"))).toBe(false);
+    expect(existsSync(join(home.home, "access"))).toBe(false);
+    expect(existsSync(join(home.home, "cli"))).toBe(false);
+  });
+});
