@@ -15,14 +15,17 @@ import { loadCliConfig } from "./load-cli-config.js";
 
 /** `guppy chat`: the interactive terminal, or with -m one prompt whose answer alone goes to stdout. */
 export async function chatCommand(args: CliArgs): Promise<number> {
+  // The arguments first: a mistake in them is reported before the model is looked for (which
+  // may ask local servers) or anything is created.
   rejectExtraArguments(args, "guppy chat", 0, 'to send one prompt use -m "TEXT"');
-  const config = loadCliConfig(args);
+  if (args.message?.trim() === "") throw new UsageError("-m needs a non-empty message.");
   const session = args.session ?? "default";
   if (!/^[A-Za-z0-9._-]{1,64}$/.test(session)) {
     throw new UsageError(
       `invalid --session "${session}": use 1-64 letters, digits, ".", "_" or "-".`,
     );
   }
+  const config = loadCliConfig(args);
   const logger = createLineLogger({ level: config.debug ? "debug" : "warn" });
   const resolved = await resolveModel(config);
   const store = createStore({ home: config.home, logger });
@@ -34,7 +37,6 @@ export async function chatCommand(args: CliArgs): Promise<number> {
     logger,
   });
   if (args.message !== undefined) {
-    if (args.message.trim() === "") throw new UsageError("-m needs a non-empty message.");
     return runOnce(runner, args.message, config.debug);
   }
   const { runRepl } = await import("../terminal/repl.js");

@@ -45,4 +45,10 @@ describe("guppy usage errors", () => {
     expect(existsSync(join(home.home, "access"))).toBe(false);
     expect(existsSync(join(home.home, "cli"))).toBe(false);
   });
+
+  it("refuses an empty -m before looking for a model (none is configured here)", async () => {
+    const r = await runCli(["chat", "-m", " "], { env: cleanEnv({ GUPPY_HOME: home.home }) });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe("guppy: -m needs a non-empty message.\n");
+  });
 });
