@@ -8,6 +8,7 @@ import {
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
+import { sessionThreadId } from "../cli/session-thread-id.js";
 import { createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
 import { createSpinner } from "../terminal/spinner.js";
@@ -19,18 +20,13 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   // may ask local servers) or anything is created.
   rejectExtraArguments(args, "guppy chat", 0, 'to send one prompt use -m "TEXT"');
   if (args.message?.trim() === "") throw new UsageError("-m needs a non-empty message.");
-  const session = args.session ?? "default";
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(session)) {
-    throw new UsageError(
-      `invalid --session "${session}": use 1-64 letters, digits, ".", "_" or "-".`,
-    );
-  }
+  const threadId = sessionThreadId(args.session);
   const config = loadCliConfig(args);
   const logger = createLineLogger({ level: config.debug ? "debug" : "warn" });
   const resolved = await resolveModel(config);
   const store = createStore({ home: config.home, logger });
   const runner = createThreadRunner({
-    threadId: `cli:local:${session}`,
+    threadId,
     config,
     resolved,
     store,

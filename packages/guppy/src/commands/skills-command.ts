@@ -3,6 +3,7 @@ import { isConfigError, loadSkills, parseThreadId, type Skill, scopeDirs } from 
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
+import { sessionThreadId } from "../cli/session-thread-id.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 /**
@@ -12,8 +13,9 @@ import { loadCliConfig } from "./load-cli-config.js";
  */
 export async function skillsCommand(args: CliArgs): Promise<number> {
   rejectExtraArguments(args, "guppy skills", 0, "use --thread adapter:channel:thread");
+  const sessionThread = sessionThreadId(args.session);
   const config = loadCliConfig(args);
-  const threadId = args.thread ?? `cli:local:${args.session ?? "default"}`;
+  const threadId = args.thread ?? sessionThread;
   try {
     parseThreadId(threadId);
   } catch (error) {

@@ -51,4 +51,16 @@ describe("guppy usage errors", () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toBe("guppy: -m needs a non-empty message.\n");
   });
+
+  it.each([["chat", "-m", "hi"], ["skills"]])(
+    "guppy %s refuses a --session name that is not a terminal session's",
+    async (...args) => {
+      const r = await runCli([...args, "--session", "bad name"], { env });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toBe(
+        'guppy: invalid --session "bad name": use 1-64 letters, digits, ".", "_" or "-".\n',
+      );
+    },
+  );
 });
