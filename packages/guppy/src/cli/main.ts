@@ -2,6 +2,7 @@ import { ExitCode, reportError, UsageError } from "./cli-error.js";
 import { helpText } from "./help-text.js";
 import { outputFailed } from "./output-errors.js";
 import { type CliArgs, parseCliArgs } from "./parse-cli-args.js";
+import { guppyVersion } from "./version.js";
 
 /** Dispatches a command; each command module is loaded only when used. */
 export async function main(argv: string[]): Promise<void> {
@@ -13,9 +14,15 @@ export async function main(argv: string[]): Promise<void> {
   let args: CliArgs | undefined;
   try {
     args = parseCliArgs(argv);
-    if (args.help || args.command === "help" || args.command === undefined) {
+    if (args.help || args.command === "help") {
       process.stdout.write(helpText);
-      code = args.command === undefined && !args.help ? ExitCode.usage : ExitCode.ok;
+      code = ExitCode.ok;
+    } else if (args.version || args.command === "version") {
+      process.stdout.write(`guppy ${guppyVersion()}\n`);
+      code = ExitCode.ok;
+    } else if (args.command === undefined) {
+      process.stdout.write(helpText);
+      code = ExitCode.usage;
     } else {
       switch (args.command) {
         case "chat":

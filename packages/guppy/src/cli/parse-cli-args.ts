@@ -13,6 +13,7 @@ export interface CliArgs {
   thread?: string;
   message?: string;
   help: boolean;
+  version: boolean;
 }
 
 type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
@@ -37,6 +38,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     thread: { type: "string" },
     message: { type: "string", short: "m" },
     help: { type: "boolean", short: "h" },
+    version: { type: "boolean", short: "V" },
   };
   for (const key of configKeys) {
     if (!booleanFlags.has(kebab(key))) options[kebab(key)] = { type: "string" };
@@ -64,6 +66,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     thread: values.thread as string | undefined,
     message: values.message as string | undefined,
     help: values.help === true,
+    version: values.version === true,
   };
 }
 

@@ -146,6 +146,19 @@ describe("guppy command line", () => {
     expect(r.stdout).toMatch(/^guppy \d+\.\d+\.\d+\n$/);
   });
 
+  it.each([
+    ["--version", "--debug"],
+    ["chat", "--version"],
+    ["config", "-V", "--no-debug"],
+    ["version", "--debug"],
+  ])("prints the same version with other arguments: %j", async (...args) => {
+    const alone = await runCli(["--version"]);
+    const r = await runCli(args);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(alone.stdout);
+  });
+
   it("exits with one line naming the variables to set when no model is configured", async () => {
     const home = tempHome();
     try {
