@@ -11,6 +11,7 @@ import type { CliArgs } from "../cli/parse-cli-args.js";
 import { sessionThreadId } from "../cli/session-thread-id.js";
 import { createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
+import { createModelErrorExplainer } from "../terminal/model-connection-error.js";
 import { createSpinner } from "../terminal/spinner.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
@@ -32,20 +33,31 @@ export async function chatCommand(args: CliArgs): Promise<number> {
     store,
     logger,
   });
-  if (args.message !== undefined) {
-    return runOnce(runner, args.message, config.debug);
+  const errors = createModelErrorExplainer(resolved.model.baseUrl);
+  try {
+    if (args.message !== undefined) {
+      return await runOnce(runner, args.message, config.debug, errors.explain);
+    }
+    const { runRepl } = await import("../terminal/repl.js");
+    return await runRepl(runner, resolved.ref, errors.explain);
+  } finally {
+    errors.close();
   }
-  const { runRepl } = await import("../terminal/repl.js");
-  return runRepl(runner, resolved.ref);
 }
 
-async function runOnce(runner: AgentRunner, text: string, debug: boolean): Promise<number> {
+async function runOnce(
+  runner: AgentRunner,
+  text: string,
+  debug: boolean,
+  explainError: (message: string) => string,
+): Promise<number> {
   if (debug) {
     // Tool calls and errors to stderr; stdout keeps the answer alone.
     const render = createChatRenderer({
       out: process.stderr,
       styles: createStyles(false),
       spinner: createSpinner(process.stderr, false),
+      explainError,
     });
     runner.subscribe((e) => {
       if (e.type !== "text_delta" && e.type !== "run_end") render(e);
@@ -58,7 +70,9 @@ async function runOnce(runner: AgentRunner, text: string, debug: boolean): Promi
     const result = await runner.prompt({ text, userName: process.env.USER ?? "user" });
     switch (result.stopReason) {
       case "error":
-        process.stderr.write(`guppy: ${result.errorMessage ?? "the model request failed"}\n`);
+        process.stderr.write(
+          `guppy: ${explainError(result.errorMessage ?? "the model request failed")}\n`,
+        );
         return ExitCode.failed;
       case "aborted":
         if (result.text) process.stdout.write(`${result.text}\n`);

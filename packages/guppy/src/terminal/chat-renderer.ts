@@ -7,8 +7,11 @@ export function createChatRenderer(deps: {
   out: NodeJS.WritableStream;
   styles: Styles;
   spinner: Spinner;
+  /** Rewords a provider's error (the terminal names an endpoint it could not reach). */
+  explainError?: (message: string) => string;
 }): (event: RunnerEvent) => void {
   const { out, styles, spinner } = deps;
+  const explain = deps.explainError ?? ((message: string) => message);
   let atLineStart = true;
   const write = (text: string) => {
     if (text === "") return;
@@ -57,7 +60,11 @@ export function createChatRenderer(deps: {
         break;
       case "error":
         spinner.stop();
-        line(styles.red(`error: ${event.message}`));
+        line(
+          styles.red(
+            `error: ${event.kind === "provider" ? explain(event.message) : event.message}`,
+          ),
+        );
         break;
       case "run_end":
         spinner.stop();

@@ -12,10 +12,19 @@ const slashHelp =
  * The interactive terminal: reads lines, runs them through the runner, renders its events.
  * Ctrl+C stops a running answer; at the prompt, a second Ctrl+C exits.
  */
-export async function runRepl(runner: AgentRunner, modelRef: string): Promise<number> {
+export async function runRepl(
+  runner: AgentRunner,
+  modelRef: string,
+  explainError?: (message: string) => string,
+): Promise<number> {
   const out = process.stdout;
   const styles = createStyles(colorEnabled(out));
-  const render = createChatRenderer({ out, styles, spinner: createSpinner(out) });
+  const render = createChatRenderer({
+    out,
+    styles,
+    spinner: createSpinner(out),
+    ...(explainError ? { explainError } : {}),
+  });
   const unsubscribe = runner.subscribe(render);
   const rl = createInterface({
     input: process.stdin,

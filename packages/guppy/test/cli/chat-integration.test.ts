@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync } from "node:fs";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../helpers/free-port.js";
 import {
   lastMessage,
   type MockLlm,
@@ -167,6 +168,42 @@ describe("guppy command line", () => {
       expect(r.stderr.trim().split("\n")).toHaveLength(1);
       expect(r.stderr).toContain("GUPPY_MODEL");
       expect(r.stderr).toContain("GUPPY_BASE_URL");
+    } finally {
+      home.cleanup();
+    }
+  });
+
+  it("names the endpoint it cannot reach, and why, with its password masked", async () => {
+    const home = tempHome();
+    const port = await freePort(); // nothing listens there
+    const run = (baseUrl: string, args = ["-m", "hi"], input = "") =>
+      runCli(["chat", ...args], {
+        input,
+        env: cleanEnv({
+          GUPPY_HOME: home.home,
+          GUPPY_MODEL: "openai/mock-gpt",
+          GUPPY_BASE_URL: baseUrl,
+          GUPPY_MAX_RETRIES: "0",
+        }),
+      });
+    try {
+      const refused = await run(`http://127.0.0.1:${port}/v1`);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toBe(
+        `guppy: cannot reach the model at http://127.0.0.1:${port}/v1: connection refused\n`,
+      );
+      const secret = await run(`http://bob:hunter2secret@127.0.0.1:${port}/v1`);
+      expect(secret.code).toBe(1);
+      expect(secret.stderr).toMatch(
+        new RegExp(
+          `^guppy: cannot reach the model at http://bob:\\*{4}@127\\.0\\.0\\.1:${port}/v1: .+\n$`,
+        ),
+      );
+      expect(secret.stderr).not.toContain("hunter2");
+      const repl = await run(`http://127.0.0.1:${port}/v1`, [], "hi\n/exit\n");
+      expect(repl.stdout).toContain(
+        `error: cannot reach the model at http://127.0.0.1:${port}/v1: connection refused\n`,
+      );
     } finally {
       home.cleanup();
     }
