@@ -4,6 +4,7 @@ import { resolveHome } from "@guppy/core";
 import { ExitCode } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
+import { checkHome } from "./check-home.js";
 
 const settingsTemplate = `// guppy settings. Precedence: command-line flags > environment variables > this file > defaults.
 // Every key is listed in docs/configuration.md. Comments and trailing commas are allowed.
@@ -62,6 +63,7 @@ const folders = ["skills", "memory"];
 export async function initCommand(args: CliArgs): Promise<number> {
   rejectExtraArguments(args, "guppy init");
   const home = resolveHome({ home: args.home });
+  checkHome(home, args);
   mkdirSync(home, { recursive: true });
   for (const [name, content] of Object.entries(files)) {
     const path = join(home, name);

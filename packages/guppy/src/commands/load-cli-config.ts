@@ -1,9 +1,14 @@
 import { type GuppyConfig, loadConfig } from "@guppy/core";
 import type { CliArgs } from "../cli/parse-cli-args.js";
+import { checkHome } from "./check-home.js";
 
-/** Loads the configuration for a command (flags > env > settings.json > defaults) and prints its warnings. */
+/**
+ * Loads the configuration for a command (flags > env > settings.json > defaults), refuses a data
+ * directory that is a file and prints the configuration's warnings.
+ */
 export function loadCliConfig(args: CliArgs): GuppyConfig {
   const config = loadConfig({ flags: args.configFlags, home: args.home });
+  checkHome(config.home, args);
   for (const warning of config.warnings) process.stderr.write(`guppy: warning: ${warning}\n`);
   return config;
 }

@@ -1,6 +1,6 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
 
 /** Mistakes in how guppy is called: one line on stderr, exit 2, nothing done. */
@@ -63,4 +63,28 @@ describe("guppy usage errors", () => {
       );
     },
   );
+
+  describe("a data directory that is a file", () => {
+    const file = join(home.home, "not-a-dir");
+    beforeAll(() => writeFileSync(file, "keep me"));
+
+    it.each([
+      ["init"],
+      ["chat", "-m", "hi"],
+      ["chat"],
+      ["config"],
+      ["skills"],
+      ["invite", "create", "telegram"],
+    ])("guppy %s names it in one line", async (...args) => {
+      const direct = await runCli([...args, "--home", file], { env });
+      expect(direct.code).toBe(2);
+      expect(direct.stderr).toBe(`guppy: --home ${file} is not a directory\n`);
+      const below = await runCli(args, { env: { ...env, GUPPY_HOME: join(file, "guppy") } });
+      expect(below.code).toBe(2);
+      expect(below.stderr).toBe(
+        `guppy: GUPPY_HOME ${join(file, "guppy")} cannot be created: ${file} is not a directory\n`,
+      );
+      expect(readFileSync(file, "utf8")).toBe("keep me");
+    });
+  });
 });
