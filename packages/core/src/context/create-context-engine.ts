@@ -96,7 +96,8 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
   const logger = options.logger ?? silentLogger;
   const counter = options.counter ?? createTokenCounter();
   let anchor: { summary: CompactionMessage; firstKept: AgentMessage | undefined } | undefined;
-  let last: { tokens: number; fromUsage: boolean; messages: number } | undefined;
+  /** The last request's figures; `bound`: counted before the BPE was loaded (a byte bound). */
+  let last: { tokens: number; fromUsage: boolean; bound: boolean; messages: number } | undefined;
   /** Set while what is sent is a shortened copy: usage reported since then is not the stored context's. */
   let shrunkSince: number | undefined;
 
@@ -158,11 +159,12 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         return {
           tokens: u.input + u.cacheRead + u.cacheWrite + u.output + localTotal(v, i + 1),
           fromUsage: true,
+          bound: false,
         };
       }
       break;
     }
-    return { tokens: fixedTokens() + localTotal(v), fromUsage: false };
+    return { tokens: fixedTokens() + localTotal(v), fromUsage: false, bound: !counter.loaded };
   };
 
   /** Estimate, loading the exact tokenizer only when the cheap byte bound comes near the threshold. */
@@ -356,7 +358,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         // what is sent (the stored messages keep them).
         shrunkSince ??= Date.now();
         v = shrinkLongTexts(v, budget.input, counter, fixedTokens());
-        e = { tokens: fixedTokens() + localTotal(v), fromUsage: false };
+        e = { tokens: fixedTokens() + localTotal(v), fromUsage: false, bound: !counter.loaded };
         logger.warn("The current turn alone exceeds the context window; long texts were cut");
       }
       if (e.tokens > budget.input) {
@@ -364,7 +366,7 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
           `The context (~${e.tokens} tokens) cannot fit the ${budget.window}-token window even after compaction; start a new conversation (/new).`,
         );
       }
-      last = { tokens: e.tokens, fromUsage: e.fromUsage, messages: v.length };
+      last = { tokens: e.tokens, fromUsage: e.fromUsage, bound: e.bound, messages: v.length };
       return v;
     },
 
@@ -394,9 +396,11 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       const v = view(messages);
       const head = isCompactionMessage(v[0]) ? v[0] : undefined;
       let current = last ?? { ...estimate(v), messages: v.length };
-      if (!last && !current.fromUsage && !counter.loaded) {
-        // Display only: before the tokenizer is loaded the count is a byte bound (~4× too
-        // high for English); show the usual ~4 bytes per token and load it for next time.
+      if (current.bound) {
+        // Display only: a count made before the tokenizer was loaded — the current one, or the
+        // last request's, which is usually one (it is loaded only near the threshold) — is a
+        // byte bound (~4× too high for English); show the usual ~4 bytes per token and load it
+        // for next time.
         void counter.load();
         current = { ...current, tokens: Math.ceil(current.tokens / 4) };
       }

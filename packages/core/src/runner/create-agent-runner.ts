@@ -177,7 +177,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       base: options.baseStreamFn,
       idleTimeoutMs,
     }),
-    systemPrompt: () => agent.state.systemPrompt,
+    // Before the first run the state has no prompt yet: /status and /compact count the one the
+    // run will send.
+    systemPrompt: () => agent.state.systemPrompt || currentSystemPrompt(),
     tools: () => agent.state.tools,
     onSummaryUsage: (usage) => {
       totals = addUsage(totals, usage);
@@ -347,10 +349,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       abortRequested = false;
       stalled = false;
       try {
-        agent.state.systemPrompt =
-          typeof options.systemPrompt === "function"
-            ? options.systemPrompt()
-            : options.systemPrompt;
+        agent.state.systemPrompt = currentSystemPrompt();
         if (!input.logged)
           safeLog(() =>
             store.appendLog(threadId, {
@@ -493,6 +492,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     } finally {
       compacting = undefined;
     }
+  }
+
+  function currentSystemPrompt(): string {
+    return typeof options.systemPrompt === "function"
+      ? options.systemPrompt()
+      : options.systemPrompt;
   }
 
   function summarize(newMessages: AgentMessage[]): RunResult {
