@@ -19,6 +19,7 @@ export function createStyles(enabled: boolean): Styles {
   };
 }
 
+/** Colour on a terminal, unless NO_COLOR is set to anything but "" (no-color.org). */
 export function colorEnabled(stream: NodeJS.WriteStream): boolean {
   return Boolean(stream.isTTY) && !process.env.NO_COLOR;
 }

@@ -22,7 +22,7 @@ export async function runRepl(
   const render = createChatRenderer({
     out,
     styles,
-    spinner: createSpinner(out),
+    spinner: createSpinner(out, Boolean(out.isTTY), styles),
     ...(explainError ? { explainError } : {}),
   });
   const unsubscribe = runner.subscribe(render);
