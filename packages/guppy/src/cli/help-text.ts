@@ -1,3 +1,5 @@
+import { wireApis } from "@guppy/core";
+
 export const helpText = `guppy — a small, self-hosted personal AI agent
 
 Usage:
@@ -16,7 +18,7 @@ Options (each also an environment variable or a settings.json key; see docs/conf
   --home DIR             data directory (GUPPY_HOME, default ~/.guppy)
   --model P/ID           model as provider/model-id (GUPPY_MODEL)
   --base-url URL         custom endpoint (GUPPY_BASE_URL)
-  --api PROTOCOL         openai-completions | anthropic-messages (GUPPY_API)
+  --api PROTOCOL         ${wireApis.join(" | ")} (GUPPY_API)
   --session NAME         terminal conversation to use (default "default")
   --thread ID            thread id adapter:channel:thread (default cli:local:default)
   --debug                verbose logs on stderr (GUPPY_DEBUG); --debug=false or --no-debug

@@ -15,7 +15,7 @@ const settingsTemplate = `// guppy settings. Precedence: command-line flags > en
 
   // A custom endpoint (Ollama, LM Studio, vLLM, a proxy): base URL + wire protocol.
   // "baseUrl": "http://127.0.0.1:11434/v1",
-  // "api": "openai-completions",   // or "anthropic-messages"
+  // "api": "openai-completions",   // or "anthropic-messages", "openai-responses"
 
   // API keys are best left in the provider's own variable (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...).
   // "apiKey": "",
