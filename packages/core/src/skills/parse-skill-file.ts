@@ -39,8 +39,7 @@ export function parseSkillFile(text: string): ParsedSkill {
   try {
     data = parseYaml(frontmatter);
   } catch (error) {
-    const first = (error instanceof Error ? error.message : String(error)).split("\n")[0];
-    return { ok: false, problem: `invalid YAML in the frontmatter: ${first}` };
+    return { ok: false, problem: describeYamlError(error) };
   }
   if (data === null || typeof data !== "object" || Array.isArray(data)) {
     return {
@@ -60,6 +59,21 @@ export function parseSkillFile(text: string): ParsedSkill {
   const description = checkText(fields.description, "description", MAX_DESCRIPTION);
   if (typeof description !== "string") return description;
   return { ok: true, skill: { name, description, body: body.trim() } };
+}
+
+/**
+ * One line for a YAML error: yaml's message is a sentence, " at line L, column C:" and a snippet
+ * of the source below; the sentence is kept and the place given in lines of the file (the
+ * frontmatter starts on its second line).
+ */
+function describeYamlError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const sentence = (message.split("\n")[0] ?? "")
+    .replace(/ at line \d+, column \d+:?\s*$/, "")
+    .replace(/:\s*$/, "");
+  const at = (error as { linePos?: ReadonlyArray<{ line: number; col: number }> }).linePos?.[0];
+  const where = at ? ` at line ${at.line + 1}, column ${at.col}` : "";
+  return `invalid YAML in the frontmatter${where}: ${sentence}`;
 }
 
 function checkText(

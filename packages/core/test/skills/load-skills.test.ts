@@ -52,6 +52,20 @@ describe("loadSkills", () => {
     expect(elsewhere.find((s) => s.name === "notes")?.description).toBe("transport notes");
   });
 
+  it("says in a clean line where the frontmatter's YAML is broken, in lines of the file", () => {
+    t.write("skills/flow/SKILL.md", "---\nname: [unclosed\ndescription: y\n---\n");
+    t.write("skills/twice/SKILL.md", "---\nname: twice\ndescription: a\nname: again\n---\n");
+    const { warnings } = loadSkills(t.home, "cli:local:default");
+    const of = (dir: string) => warnings.find((w) => w.includes(join("skills", dir, "SKILL.md")));
+    // yaml puts the first at the frontmatter's line 2 (the file's 3rd), the second at its 3rd.
+    expect(of("flow")).toMatch(/skipped: invalid YAML in the frontmatter at line 3, column 1: \S/);
+    expect(of("twice")).toMatch(/skipped: invalid YAML in the frontmatter at line 4, column 1: \S/);
+    for (const warning of [of("flow"), of("twice")]) {
+      expect(warning).not.toMatch(/:\s*$/);
+      expect(warning?.match(/at line/g)).toHaveLength(1);
+    }
+  });
+
   it("skips a file with bad frontmatter with one warning naming the file and the problem", () => {
     const cases: Array<[string, string, RegExp]> = [
       ["no-front", "# Just markdown\n", /no YAML frontmatter/],
