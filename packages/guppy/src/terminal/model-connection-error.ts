@@ -1,4 +1,5 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
+import { maskUrlCredentials } from "@guppy/core";
 
 /**
  * What the provider SDKs say when a request never reached the server (the OpenAI and Anthropic
@@ -75,8 +76,7 @@ function endpoint(raw: string): { key: string; shown: string; credentials: boole
   }
   const key = endpointKey(url.protocol, url.hostname, url.port);
   const credentials = url.username !== "" || url.password !== "";
-  if (url.password) url.password = "****";
-  return { key, shown: url.password ? url.href.replace(/\/$/, "") : raw, credentials };
+  return { key, shown: maskUrlCredentials(raw), credentials };
 }
 
 function endpointKey(protocol = "", hostname = "", port: string | number = ""): string {
