@@ -1,29 +1,52 @@
 import { silentLogger } from "@guppy/core";
 import { describe, expect, it } from "vitest";
-import { withRateLimitRetry } from "../../src/channels/bridge/rate-limit-retry.js";
+import {
+  classifySendError,
+  withRateLimitRetry,
+} from "../../src/channels/bridge/rate-limit-retry.js";
 import { createReplyStream, type ReplyTarget } from "../../src/channels/bridge/reply-stream.js";
 import { splitMessage } from "../../src/channels/format/split-message.js";
 
-/** A chat thread in memory: messages with their edit history and timestamps. */
-function memoryTarget(options: { rateLimitFirstPost?: number } = {}) {
+/** Errors shaped as the Chat SDK adapters throw them (@chat-adapter/shared). */
+const adapterError = (name: string, message: string, fields: Record<string, unknown> = {}) =>
+  Object.assign(new Error(message), { name, ...fields });
+const serverError = () => adapterError("NetworkError", "Internal Server Error (status 500)");
+const refusal = (description: string) => adapterError("ValidationError", description);
+
+/**
+ * A chat thread in memory: messages with their edit history and timestamps. `failures` are
+ * thrown, in order, by the calls of their kind (a post or an edit) until used up.
+ */
+function memoryTarget(
+  options: {
+    rateLimitFirstPost?: number;
+    failures?: Array<{ on: "post" | "edit"; error: Error }>;
+  } = {},
+) {
   const messages: string[] = [];
-  const calls: Array<{ kind: "post" | "edit" | "typing"; at: number }> = [];
+  const calls: Array<{ kind: "post" | "edit" | "typing"; at: number; failed?: boolean }> = [];
   let limited = options.rateLimitFirstPost;
+  const failures = [...(options.failures ?? [])];
+  const failure = (kind: "post" | "edit"): Error | undefined => {
+    const i = failures.findIndex((f) => f.on === kind);
+    return i === -1 ? undefined : failures.splice(i, 1)[0]?.error;
+  };
   const target: ReplyTarget = {
     async post(markdown) {
-      calls.push({ kind: "post", at: Date.now() });
+      const error = failure("post");
+      calls.push({ kind: "post", at: Date.now(), ...(error ? { failed: true } : {}) });
+      if (error) throw error;
       if (limited !== undefined) {
         const retryAfter = limited;
         limited = undefined;
-        throw Object.assign(new Error("Rate limited by telegram"), {
-          name: "AdapterRateLimitError",
-          retryAfter,
-        });
+        throw adapterError("AdapterRateLimitError", "Rate limited by telegram", { retryAfter });
       }
       const index = messages.push(markdown) - 1;
       return {
         edit: async (text) => {
-          calls.push({ kind: "edit", at: Date.now() });
+          const error = failure("edit");
+          calls.push({ kind: "edit", at: Date.now(), ...(error ? { failed: true } : {}) });
+          if (error) throw error;
           messages[index] = text;
         },
       };
@@ -125,6 +148,38 @@ describe("createReplyStream", () => {
     await stream.idle();
     expect(messages).toEqual(["⚠️ 401 bad key"]);
   });
+
+  it("retries a 5xx on the first post and on an edit: the whole text arrives in one message", async () => {
+    const { target, messages, calls } = memoryTarget({
+      failures: [
+        { on: "post", error: serverError() },
+        { on: "edit", error: serverError() },
+      ],
+    });
+    const waits: number[] = [];
+    const stream = createReplyStream(target, {
+      split: (t) => splitMessage(t, 4096),
+      mode: "edit",
+      editIntervalMs: 20,
+      typingIntervalMs: 1000,
+      logger: silentLogger,
+      sleep: async (ms) => {
+        waits.push(ms);
+        await sleep(Math.min(ms, 5));
+      },
+    });
+    const words = Array.from({ length: 30 }, (_, i) => `w${i}`);
+    for (const w of words) {
+      stream.onEvent({ type: "text_delta", delta: `${w} ` });
+      await sleep(3);
+    }
+    stream.onEvent({ type: "run_end", text: "", stopReason: "stop" });
+    await stream.idle();
+    expect(calls.filter((c) => c.failed).map((c) => c.kind)).toEqual(["post", "edit"]);
+    expect(messages).toEqual([words.join(" ")]);
+    // Each failure was followed by the first backoff step.
+    expect(waits.filter((ms) => ms >= 1000)).toEqual([1000, 1000]);
+  });
 });
 
 describe("withRateLimitRetry", () => {
@@ -150,5 +205,45 @@ describe("withRateLimitRetry", () => {
       }),
     ).rejects.toThrow("boom");
     expect(m).toBe(1);
+  });
+
+  it("tries again after transient failures, waiting 1 s, 2 s, 4 s", async () => {
+    const waits: number[] = [];
+    let n = 0;
+    const flaky = async () => {
+      n++;
+      if (n < 4) throw serverError();
+      return "ok";
+    };
+    await expect(
+      withRateLimitRetry(flaky, { sleep: async (ms) => void waits.push(ms) }),
+    ).resolves.toBe("ok");
+    expect(waits).toEqual([1000, 2000, 4000]);
+  });
+});
+
+describe("classifySendError", () => {
+  it("reads the adapters' errors: 429 waits, 5xx and network failures are transient, the rest refused", () => {
+    expect(
+      classifySendError(adapterError("AdapterRateLimitError", "429", { retryAfter: 3 })),
+    ).toEqual({ kind: "rate-limited", retryAfterMs: 3000 });
+    expect(classifySendError(serverError())).toEqual({ kind: "transient" });
+    const reset = Object.assign(new TypeError("fetch failed"), {
+      cause: Object.assign(new Error("socket hang up"), { code: "ECONNRESET" }),
+    });
+    expect(classifySendError(reset)).toEqual({ kind: "transient" });
+    expect(classifySendError(refusal("Bad Request: chat not found"))).toEqual({ kind: "refused" });
+    expect(classifySendError(new Error("boom"))).toEqual({ kind: "refused" });
+    // Discord's adapter wraps every HTTP error in a NetworkError around a DiscordApiError.
+    const discord = (status: number, body: string) =>
+      adapterError("NetworkError", `Discord API error: ${status} ${body}`, {
+        originalError: Object.assign(new Error(body), { name: "DiscordApiError", status }),
+      });
+    expect(classifySendError(discord(503, "upstream"))).toEqual({ kind: "transient" });
+    expect(classifySendError(discord(429, '{"retry_after": 2.5, "global": false}'))).toEqual({
+      kind: "rate-limited",
+      retryAfterMs: 2500,
+    });
+    expect(classifySendError(discord(400, '{"code": 50035}'))).toEqual({ kind: "refused" });
   });
 });

@@ -29,6 +29,7 @@ const LONG_REPLY = [
   `\`\`\`js\n${CODE_LINES.join("\n")}\n\`\`\``,
   "The end.",
 ].join("\n\n");
+const MANY_WORDS = `The answer: ${Array.from({ length: 150 }, (_, i) => `w${i}`).join(" ")} THE-END`;
 
 /**
  * The LLM mock: "run-bash X" → bash `echo X`; "long-task" → bash `sleep 30`; "long-reply" → 6,000+
@@ -57,6 +58,7 @@ function script(request: ChatCompletionRequest): FixtureResponse {
   if (text.includes("long-task"))
     return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: "sleep 30" }) }] };
   if (text.includes("long-reply")) return { content: LONG_REPLY };
+  if (text.includes("many-words")) return { content: MANY_WORDS };
   if (text.includes("make-report"))
     return {
       toolCalls: [
@@ -187,6 +189,34 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
     expect(withCode[0]?.text.match(/```/g)).toHaveLength(2);
     const all = messages.map((m) => m.text).join("\n");
     for (let i = 0; i < 8; i++) expect(all).toContain(`Paragraph ${i}:`);
+  });
+
+  it("delivers the whole reply when a send and an edit fail once with 5xx", async () => {
+    await start({ GUPPY_ACCESS_POLICY: "open" });
+    tg.failNext({
+      method: "sendMessage",
+      times: 1,
+      status: 502,
+      description: "Bad Gateway",
+      chatId: ANN.id,
+    });
+    tg.failNext({
+      method: "editMessageText",
+      times: 1,
+      status: 500,
+      description: "Internal Server Error",
+      chatId: ANN.id,
+    });
+    await tg.userSays(ANN, "many-words please");
+    const messages = await until("the whole reply", () => {
+      const m = tg.botMessages(ANN.id);
+      return m.at(-1)?.text.endsWith("THE\\-END") ? m : undefined;
+    });
+    expect(tg.calls.filter((c) => c.failedWith).map((c) => c.method)).toEqual([
+      "sendMessage",
+      "editMessageText",
+    ]);
+    expect(messages.map((m) => m.text)).toEqual([MANY_WORDS.replace("-", "\\-")]);
   });
 
   it("re-sends as plain text when Telegram rejects the formatting", async () => {

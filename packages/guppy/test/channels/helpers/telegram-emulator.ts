@@ -39,9 +39,23 @@ export interface TelegramEmulator {
   botMessages(chatId: number | string): BotMessage[];
   /** Files the bot sent with sendDocument. */
   documents: Array<{ chatId: string; fileName: string; content: string; caption?: string }>;
+  /** The next `times` calls of `method` (for `chatId`, when given) fail with `status` and `description`. */
+  failNext(failure: InjectedFailure): void;
+  /** Methods called so far, in order, with the status of each injected failure. */
+  calls: Array<{ method: string; chatId?: string; failedWith?: number }>;
   /** Sends a text (or a command, when it starts with "/") from a user in a private chat. */
   userSays(user: { id: number; name: string }, text: string): Promise<void>;
   stop(): Promise<void>;
+}
+
+export interface InjectedFailure {
+  method: string;
+  times: number;
+  status: number;
+  description: string;
+  chatId?: number;
+  /** Extra fields of the error answer, e.g. `{ parameters: { retry_after: 1 } }`. */
+  extra?: Record<string, unknown>;
 }
 
 type Route = (app: Express, server: TelegramServer) => void;
@@ -68,6 +82,8 @@ export async function startTelegramEmulator(): Promise<TelegramEmulator> {
   let polls = 0;
   const documents: TelegramEmulator["documents"] = [];
   const waiters = new Set<() => void>();
+  const failures: InjectedFailure[] = [];
+  const calls: TelegramEmulator["calls"] = [];
 
   const checkText = (method: string, body: Body, res: Response): boolean => {
     const text = String(body.text ?? "");
@@ -89,6 +105,26 @@ export async function startTelegramEmulator(): Promise<TelegramEmulator> {
   };
 
   const extra: Route = (app, server) => {
+    // Failures injected by failNext come first, for any method.
+    app.post("/bot:token/:method", (req: Request, res: Response, next: NextFunction) => {
+      const method = String(req.params.method);
+      const body = (req.body ?? {}) as Body;
+      const chatId = body.chat_id === undefined ? undefined : String(body.chat_id);
+      const failure = failures.find(
+        (f) =>
+          f.times > 0 &&
+          f.method === method &&
+          (f.chatId === undefined || String(f.chatId) === chatId),
+      );
+      calls.push({
+        method,
+        ...(chatId ? { chatId } : {}),
+        ...(failure ? { failedWith: failure.status } : {}),
+      });
+      if (!failure) return next();
+      failure.times--;
+      fail(res, failure.status, failure.description, failure.extra);
+    });
     app.post("/bot:token/getUpdates", async (req: Request, res: Response) => {
       polls++;
       const body = req.body as Body;
@@ -204,6 +240,8 @@ export async function startTelegramEmulator(): Promise<TelegramEmulator> {
     chatActions,
     commands: () => commands,
     rejected,
+    calls,
+    failNext: (failure) => void failures.push({ ...failure }),
     documents,
     getUpdatesCalls: () => polls,
     botMessages: (chatId) =>
