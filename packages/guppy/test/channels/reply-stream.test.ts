@@ -1,4 +1,4 @@
-import { silentLogger } from "@guppy/core";
+import { type Logger, silentLogger } from "@guppy/core";
 import { describe, expect, it } from "vitest";
 import {
   classifySendError,
@@ -59,6 +59,22 @@ function memoryTarget(
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A logger that keeps what it is given. */
+function recordingLogger() {
+  const entries: Array<{ level: string; message: string; fields?: Record<string, unknown> }> = [];
+  const at =
+    (level: string) =>
+    (message: string, fields?: Record<string, unknown>): void =>
+      void entries.push({ level, message, ...(fields ? { fields } : {}) });
+  const logger: Logger = {
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+  };
+  return { logger, entries };
+}
 
 describe("createReplyStream", () => {
   it("posts once, then edits no more often than the interval, ending with the full text", async () => {
@@ -179,6 +195,101 @@ describe("createReplyStream", () => {
     expect(messages).toEqual([words.join(" ")]);
     // Each failure was followed by the first backoff step.
     expect(waits.filter((ms) => ms >= 1000)).toEqual([1000, 1000]);
+  });
+
+  it("continues in a new message when an edit is refused, reopening the code block the first one left open", async () => {
+    const { target, messages, calls } = memoryTarget({
+      failures: [{ on: "edit", error: refusal("Bad Request: message can't be edited") }],
+    });
+    const logged = recordingLogger();
+    const stream = createReplyStream(target, {
+      split: (t) => splitMessage(t, 4096),
+      mode: "edit",
+      editIntervalMs: 10,
+      typingIntervalMs: 1000,
+      logger: logged.logger,
+      threadId: "telegram:42",
+    });
+    const lines = Array.from({ length: 12 }, (_, i) => `const v${i} = ${i};`);
+    stream.onEvent({ type: "text_delta", delta: `Intro\n\n\`\`\`ts\n${lines[0]}\n` });
+    await sleep(30);
+    for (const line of lines.slice(1)) {
+      stream.onEvent({ type: "text_delta", delta: `${line}\n` });
+      await sleep(4);
+    }
+    stream.onEvent({ type: "text_delta", delta: "```\n\nDone." });
+    stream.onEvent({ type: "run_end", text: "", stopReason: "stop" });
+    await stream.idle();
+    expect(calls.filter((c) => c.failed)).toHaveLength(1);
+    expect(messages).toHaveLength(2);
+    expect(messages[0]).toMatch(/^Intro\n\n```ts\nconst v0 = 0;/);
+    expect(messages[1]).toMatch(/^```ts\n/);
+    expect(messages[1]).toMatch(/```\n\nDone\.$/);
+    // Every line is on screen exactly once.
+    for (const line of lines) {
+      expect(messages.join("\n").split(line)).toHaveLength(2);
+    }
+    expect(logged.entries).toContainEqual(
+      expect.objectContaining({
+        level: "warn",
+        fields: expect.objectContaining({ threadId: "telegram:42" }),
+      }),
+    );
+  });
+
+  it("logs a reply it could not post as an error naming the thread, after a bounded number of tries", async () => {
+    const { target, messages, calls } = memoryTarget({
+      failures: Array.from({ length: 10 }, () => ({ on: "post" as const, error: serverError() })),
+    });
+    const logged = recordingLogger();
+    const stream = createReplyStream(target, {
+      split: (t) => splitMessage(t, 4096),
+      mode: "blocks",
+      editIntervalMs: 10,
+      typingIntervalMs: 1000,
+      logger: logged.logger,
+      threadId: "telegram:7",
+      sleep: async () => {},
+    });
+    stream.onEvent({ type: "text_delta", delta: "an answer that never arrives" });
+    stream.onEvent({ type: "run_end", text: "", stopReason: "stop" });
+    await stream.idle();
+    expect(messages).toEqual([]);
+    expect(calls.filter((c) => c.kind === "post")).toHaveLength(4);
+    const errors = logged.entries.filter((e) => e.level === "error");
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.fields).toMatchObject({ threadId: "telegram:7" });
+    expect(errors[0]?.message).toContain(String("an answer that never arrives".length));
+  });
+
+  it('takes Telegram\'s "message is not modified" as shown, without posting the text again', async () => {
+    const { target, messages, calls } = memoryTarget({
+      failures: [
+        {
+          on: "edit",
+          error: refusal(
+            "Bad Request: message is not modified: specified new message content and reply markup are exactly the same",
+          ),
+        },
+      ],
+    });
+    const logged = recordingLogger();
+    const stream = createReplyStream(target, {
+      split: (t) => splitMessage(t, 4096),
+      mode: "edit",
+      editIntervalMs: 10,
+      typingIntervalMs: 1000,
+      logger: logged.logger,
+    });
+    stream.onEvent({ type: "text_delta", delta: "one" });
+    await sleep(20);
+    stream.onEvent({ type: "text_delta", delta: " two" });
+    stream.onEvent({ type: "run_end", text: "", stopReason: "stop" });
+    await stream.idle();
+    expect(calls.filter((c) => c.kind === "post")).toHaveLength(1);
+    expect(calls.filter((c) => c.kind === "edit")).toHaveLength(1);
+    expect(messages).toHaveLength(1);
+    expect(logged.entries.filter((e) => e.level !== "debug")).toEqual([]);
   });
 });
 

@@ -219,6 +219,30 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
     expect(messages.map((m) => m.text)).toEqual([MANY_WORDS.replace("-", "\\-")]);
   });
 
+  it("posts the rest of a reply as a new message when Telegram refuses to edit it", async () => {
+    await start({ GUPPY_ACCESS_POLICY: "open" });
+    tg.failNext({
+      method: "editMessageText",
+      times: 1,
+      status: 400,
+      description: "Bad Request: message can't be edited",
+      chatId: BOB.id,
+    });
+    await tg.userSays(BOB, "many-words please");
+    const messages = await until("the end of the reply", () => {
+      const m = tg.botMessages(BOB.id);
+      return m.at(-1)?.text.endsWith("THE\\-END") ? m : undefined;
+    });
+    expect(tg.calls.some((c) => c.method === "editMessageText" && c.failedWith === 400)).toBe(true);
+    expect(messages.length).toBe(2);
+    // The first message keeps what it showed; the second holds the rest: every word once.
+    const words = messages
+      .map((m) => m.text)
+      .join(" ")
+      .split(/\s+/);
+    for (let i = 0; i < 150; i++) expect(words.filter((w) => w === `w${i}`)).toHaveLength(1);
+  });
+
   it("re-sends as plain text when Telegram rejects the formatting", async () => {
     await start({ GUPPY_ACCESS_POLICY: "open" });
     await tg.userSays(BOB, "broken-format");

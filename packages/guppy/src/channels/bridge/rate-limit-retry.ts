@@ -79,6 +79,11 @@ export function classifySendError(error: unknown): SendFailure {
   return { kind: "refused" };
 }
 
+/** Telegram refuses an edit that would not change the message: it already shows that text. */
+export function isNotModified(error: unknown): boolean {
+  return /message is not modified/i.test(String(shape(error).message ?? ""));
+}
+
 export const defaultSleep = (ms: number): Promise<void> =>
   new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,5 +1,11 @@
 import type { Logger, RunnerEvent } from "@guppy/core";
-import { defaultSleep, withRateLimitRetry } from "./rate-limit-retry.js";
+import { reopenAt } from "../format/split-message.js";
+import {
+  classifySendError,
+  defaultSleep,
+  isNotModified,
+  withRateLimitRetry,
+} from "./rate-limit-retry.js";
 
 /** A message guppy posted and may edit while the reply streams in. */
 export interface ReplyMessage {
@@ -24,6 +30,8 @@ export interface ReplyStreamOptions {
   /** Typing indicators expire (Telegram: 5 s); repeated this often while tools run. */
   typingIntervalMs: number;
   logger: Logger;
+  /** Named in the log lines about this reply. */
+  threadId?: string;
   sleep?: (ms: number) => Promise<void>;
 }
 
@@ -35,18 +43,46 @@ export interface ReplyStream {
 }
 
 interface Block {
+  /** Markdown reopening what the previous block left open (a continuation only), else "". */
+  lead: string;
   text: string;
   sent: Array<{ message: ReplyMessage; text: string }>;
   final: boolean;
+  /** The block's Markdown as of the last sync that put every part of it on screen. */
+  shown: string;
+  /** Nothing more is sent for it: its text goes on in the next block, or could not be delivered. */
+  closed: boolean;
+}
+
+const newBlock = (text = "", lead = "", final = false): Block => ({
+  lead,
+  text,
+  sent: [],
+  final,
+  shown: "",
+  closed: false,
+});
+
+/** A sync that stopped at a failed platform call. */
+class SyncFailure {
+  constructor(
+    readonly op: "post" | "edit",
+    readonly error: unknown,
+  ) {}
 }
 
 /**
  * Turns a run's events into chat messages: streamed edits at a bounded rate (or one message per
- * block), long text split across messages, a typing indicator while tools run, 429s waited out.
+ * block), long text split across messages, a typing indicator while tools run. 429s are waited
+ * out and transient failures retried (rate-limit-retry.ts). A reply is never cut short without a
+ * word: when a message cannot be edited any more (the platform refuses, or keeps failing at the
+ * end), the rest of the text follows in new messages; what cannot be posted at all is logged as
+ * an error.
  */
 export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptions): ReplyStream {
   const sleep = options.sleep ?? defaultSleep;
-  const blocks: Block[] = [{ text: "", sent: [], final: false }];
+  const { logger, threadId } = options;
+  const blocks: Block[] = [newBlock()];
   let lastSync = 0;
   let pumping: Promise<void> | undefined;
   let wake: (() => void) | undefined;
@@ -73,7 +109,7 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
     if (on && !typingTimer && !ended) {
       const tick = () => {
         target.startTyping().catch((error: unknown) => {
-          options.logger.debug("channel: typing indicator failed", { error: String(error) });
+          logger.debug("channel: typing indicator failed", { error: String(error) });
         });
       };
       tick();
@@ -85,34 +121,94 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
     }
   };
 
+  /** The lead and the text, without the whitespace the lead makes redundant; "" until text comes. */
+  const contentOf = (b: Block): string => {
+    const text = b.lead.endsWith("\n") ? b.text.replace(/^\n/, "") : b.text.trimStart();
+    return text.trim() === "" ? "" : b.lead + text;
+  };
+  const markdownOf = (b: Block): string => contentOf(b).trimEnd();
+
+  const needsSync = (b: Block): boolean => {
+    if (b.closed) return false;
+    const markdown = markdownOf(b);
+    return (
+      markdown !== "" && b.sent.map((s) => s.text).join("\u0000") !== split(markdown).join("\u0000")
+    );
+  };
+
+  const dirty = (): boolean =>
+    blocks.some((b) => (b.final || options.mode === "edit") && needsSync(b));
+
   const sync = async (block: Block): Promise<void> => {
-    const parts = split(block.text.trim());
+    const markdown = markdownOf(block);
+    const parts = split(markdown);
+    // Laid out again in fewer messages than are on screen: the ones there keep what they show.
+    if (parts.length < block.sent.length) return continueInNewBlock(block);
     for (let i = 0; i < parts.length; i++) {
       const text = parts[i] as string;
       const sent = block.sent[i];
       if (sent) {
         if (sent.text === text) continue;
-        await retry(() => sent.message.edit(text));
+        try {
+          await retry(() => sent.message.edit(text));
+        } catch (error) {
+          if (!isNotModified(error)) throw new SyncFailure("edit", error);
+        }
         sent.text = text;
       } else {
-        const message = await retry(() => target.post(text));
+        let message: ReplyMessage;
+        try {
+          message = await retry(() => target.post(text));
+        } catch (error) {
+          throw new SyncFailure("post", error);
+        }
         block.sent.push({ message, text });
       }
     }
+    block.shown = markdown;
   };
 
-  const dirty = (): boolean =>
-    blocks.some(
-      (b) =>
-        (b.final || options.mode === "edit") &&
-        b.text.trim() !== "" &&
-        b.sent.map((s) => s.text).join("\u0000") !== split(b.text.trim()).join("\u0000"),
+  /**
+   * Stops editing `block`'s messages, which show at least `block.shown`, and moves the rest of
+   * its text (and whatever still streams in) to a new block posted as new messages.
+   */
+  const continueInNewBlock = (block: Block): void => {
+    const content = contentOf(block);
+    const next = newBlock(
+      content.slice(block.shown.length),
+      reopenAt(content, block.shown.length),
+      block.final,
     );
+    block.closed = true;
+    blocks.splice(blocks.indexOf(block) + 1, 0, next);
+  };
+
+  const failed = (block: Block, failure: SyncFailure): void => {
+    const kind = classifySendError(failure.error).kind;
+    const fields = { threadId, error: String(failure.error) };
+    if (failure.op === "edit" && (kind === "refused" || block.final)) {
+      logger.warn(
+        "channel: a reply message could not be edited; the rest follows in a new message",
+        fields,
+      );
+      continueInNewBlock(block);
+    } else if (!block.final) {
+      // Still streaming: the next sync tries again.
+      logger.warn(`channel: could not ${failure.op} a reply message; trying again`, fields);
+    } else {
+      block.closed = true;
+      const total = markdownOf(block).length;
+      const missing = total - block.shown.length;
+      logger.error(
+        `channel: a reply could not be delivered in full (up to ${missing} of ${total} characters missing)`,
+        fields,
+      );
+    }
+  };
 
   const pump = async (): Promise<void> => {
     while (dirty()) {
-      const block =
-        blocks.find((b) => b.final && b.text.trim() !== "" && needsSync(b)) ?? current();
+      const block = blocks.find((b) => b.final && needsSync(b)) ?? current();
       if (!block.final) {
         const wait = lastSync + options.editIntervalMs - Date.now();
         if (wait > 0) {
@@ -124,19 +220,11 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
       try {
         await sync(block);
       } catch (error) {
-        options.logger.warn("channel: could not post a reply", { error: String(error) });
-        // A message that cannot be posted is not retried forever: mark what we have as sent.
-        block.sent = split(block.text.trim()).map((text, i) => ({
-          message: block.sent[i]?.message ?? { edit: async () => {} },
-          text,
-        }));
+        failed(block, error instanceof SyncFailure ? error : new SyncFailure("post", error));
       }
       lastSync = Date.now();
     }
   };
-
-  const needsSync = (b: Block): boolean =>
-    b.sent.map((s) => s.text).join("\u0000") !== split(b.text.trim()).join("\u0000");
 
   const kick = (): void => {
     wake?.();
@@ -150,14 +238,14 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
 
   const finishBlock = (): void => {
     const block = current();
-    if (block.text.trim() !== "") {
+    if (markdownOf(block) !== "") {
       block.final = true;
-      blocks.push({ text: "", sent: [], final: false });
+      blocks.push(newBlock());
     }
   };
 
   const postNotice = (text: string): void => {
-    blocks.push({ text, sent: [], final: true }, { text: "", sent: [], final: false });
+    blocks.push(newBlock(text, "", true), newBlock());
   };
 
   return {

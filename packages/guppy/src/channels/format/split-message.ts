@@ -22,6 +22,15 @@ export function endsInsideCodeBlock(text: string): boolean {
   return fenceAfter(text, undefined) !== undefined;
 }
 
+/**
+ * What a message continuing `text` from offset `at` has to start with to read as it would have
+ * there: the fence line reopening the code block open at `at` (with its newline), else "".
+ */
+export function reopenAt(text: string, at: number): string {
+  const fence = fenceAfter(text.slice(0, at), undefined);
+  return fence ? `${fence.line}\n` : "";
+}
+
 /** Fence state after reading `text` from a state `start` (undefined: outside any code block). */
 function fenceAfter(text: string, start: Fence | undefined): Fence | undefined {
   let fence = start;
