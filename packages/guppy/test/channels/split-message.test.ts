@@ -77,12 +77,83 @@ describe("splitMessageParts", () => {
   });
 });
 
+/** MarkdownV2-like escaping: every special character doubles in length. */
+const escapeV2 = (s: string): string => s.replace(/[_*[\]()~`>#+\-=|{}.!]/g, "\\$&");
+
+const word = fc.stringMatching(/^[a-z.!_()#-]{1,12}$/);
+const prose = fc
+  .array(fc.array(word, { minLength: 1, maxLength: 14 }), { minLength: 1, maxLength: 60 })
+  .chain((lines) =>
+    fc
+      .array(fc.constantFrom("\n", "\n\n"), { minLength: lines.length, maxLength: lines.length })
+      .map((breaks) => lines.map((l, i) => l.join(" ") + (breaks[i] as string)).join("")),
+  );
+
+describe("splitMessage packing", () => {
+  it("property: with a measure that escapes characters, every part fits and every part but the last is well filled", () => {
+    fc.assert(
+      fc.property(prose, fc.integer({ min: 200, max: 1200 }), (text, limit) => {
+        const parts = splitMessage(text, limit, escapeV2);
+        parts.forEach((part, i) => {
+          const size = escapeV2(part).length;
+          expect(size).toBeLessThanOrEqual(limit);
+          if (i < parts.length - 1) expect(size).toBeGreaterThan(limit / 5);
+        });
+        expect(parts.join("").replace(/\s/g, "")).toBe(text.replace(/\s/g, ""));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it("property: with a measure that escapes characters and code blocks, every part fits and closes its block", () => {
+    fc.assert(
+      fc.property(markdown, fc.integer({ min: 60, max: 600 }), (text, limit) => {
+        const parts = splitMessage(text, limit, escapeV2);
+        parts.forEach((part, i) => {
+          expect(escapeV2(part).length).toBeLessThanOrEqual(limit);
+          if (i < parts.length - 1 || !unbalanced(text)) expect(unbalanced(part)).toBe(false);
+        });
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
 describe("splitMessage for Telegram", () => {
+  const sizes = (parts: string[]) => parts.map((p) => renderTelegramMarkdown(p).length);
+
   it("keeps every part within 4,096 characters once rendered as MarkdownV2", () => {
     // Characters MarkdownV2 escapes double in length: the raw text fits, the rendering would not.
     const text = Array.from({ length: 120 }, () => "a.b-c!d(e)f_g*h[i]j".repeat(4)).join("\n");
     const parts = splitMessage(text, 4096, renderTelegramMarkdown);
     expect(parts.length).toBeGreaterThan(2);
-    for (const p of parts) expect(renderTelegramMarkdown(p).length).toBeLessThanOrEqual(4096);
+    for (const size of sizes(parts)) expect(size).toBeLessThanOrEqual(4096);
+  });
+
+  it("packs a reply that escaping makes longer than a message into as few messages as it needs", () => {
+    const text = Array.from(
+      { length: 60 },
+      (_, i) => `Item ${i}. Cost: $5.00 (approx.) - see #${i}! a+b=c {x} | y > z_${i}*`,
+    ).join("\n\n");
+    const whole = renderTelegramMarkdown(text).length;
+    expect(text.length).toBeLessThan(4096);
+    expect(whole).toBeGreaterThan(4096);
+    const parts = splitMessage(text, 4096, renderTelegramMarkdown);
+    expect(parts).toHaveLength(Math.ceil(whole / 4096));
+    for (const size of sizes(parts)) expect(size).toBeLessThanOrEqual(4096);
+  });
+
+  it("fills the first message with a code block too long for one, not just the sentence before it", () => {
+    const lines = Array.from(
+      { length: 300 },
+      (_, i) => `print("line ${i} \\\\ back \` tick")  # ${i}`,
+    );
+    const text = `Here:\n\n\`\`\`python\n${lines.join("\n")}\n\`\`\`\n\nDone.`;
+    const parts = splitMessage(text, 4096, renderTelegramMarkdown);
+    expect(parts[0]).toMatch(/^Here:\n\n```python\nprint/);
+    expect(parts).toHaveLength(Math.ceil(renderTelegramMarkdown(text).length / 4096));
+    for (const size of sizes(parts)) expect(size).toBeLessThanOrEqual(4096);
+    for (const p of parts) expect(unbalanced(p)).toBe(false);
+    expect(parts.at(-1)).toMatch(/Done\.$/);
   });
 });
