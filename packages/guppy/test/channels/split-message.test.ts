@@ -52,6 +52,16 @@ describe("splitMessageParts", () => {
     expect(inner).toBe(code);
   });
 
+  it("cuts at a line inside a code block rather than through a fence line the window ends in", () => {
+    const text = "```ts\n        \n\n      \n!!!!!!\n!!!!!!!!!!\n```ts\n```";
+    const parts = splitMessageParts(text, 44).map(renderPart);
+    for (const p of parts) {
+      expect(p.length).toBeLessThanOrEqual(44);
+      expect(unbalanced(p)).toBe(false);
+    }
+    expect(parts.at(-1)).toMatch(/^```ts\n/);
+  });
+
   it("property: every part fits, no part leaves a code block open, nothing but cut newlines is lost", () => {
     fc.assert(
       fc.property(markdown, fc.integer({ min: 40, max: 400 }), (text, limit) => {

@@ -65,6 +65,13 @@ function lineStarts(text: string, max: number, start: Fence | undefined) {
   return out;
 }
 
+/** The last line start (inside a code block or not) where a cut leaves room to close the block. */
+function lineCut(starts: ReturnType<typeof lineStarts>, budget: number): number | undefined {
+  return [...starts]
+    .reverse()
+    .find((s) => s.at > 1 && s.at - 1 + (s.fence ? s.fence.length + 1 : 0) <= budget)?.at;
+}
+
 /** One long line: a cut at its last space in the second half of `room`, else at `room`. */
 function spaceOrAnywhere(text: string, room: number): number {
   const space = text.lastIndexOf(" ", room - 1);
@@ -104,8 +111,8 @@ interface Cut {
  * in order: a paragraph break in the second half of the window; when the window ends in a code
  * block, the line break before it if the block fits in a part of its own (so it is not cut), else
  * a line break inside it (the block is closed and reopened in the next part); otherwise a line
- * break, else a space, in the second half; else the last line break; else anywhere (one long
- * word; never inside a surrogate pair).
+ * break, else a space, in the second half; else the last line break (inside a code block if
+ * there is none outside); else anywhere (one long word; never inside a surrogate pair).
  */
 function cutPart(rest: string, open: Fence | undefined, limit: number): Cut {
   const reopen = open ? open.line : "";
@@ -130,7 +137,7 @@ function cutPart(rest: string, open: Fence | undefined, limit: number): Cut {
   else {
     const space = rest.lastIndexOf(" ", budget - 1);
     if (space >= half) cut = space + 1;
-    else cut = last ? last.at : spaceOrAnywhere(rest, budget);
+    else cut = last?.at ?? lineCut(starts, budget) ?? spaceOrAnywhere(rest, budget);
   }
   const fenceAtCut = fenceAfter(rest.slice(0, cut), open);
   const body = rest.slice(0, cut).replace(/\n+$/, "");
