@@ -1,8 +1,10 @@
+import { parseMarkdown } from "chat";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   endsInsideCodeBlock,
   renderPart,
+  reopenAt,
   splitMessage,
   splitMessageParts,
 } from "../../src/channels/format/split-message.js";
@@ -109,7 +111,9 @@ describe("splitMessage packing", () => {
           expect(size).toBeLessThanOrEqual(limit);
           if (i < parts.length - 1) expect(size).toBeGreaterThan(limit / 5);
         });
-        expect(parts.join("").replace(/\s/g, "")).toBe(text.replace(/\s/g, ""));
+        // Nothing is lost (marks closing and reopening a span cut between parts aside).
+        const letters = (t: string) => t.replace(/[\s*_~`]/g, "");
+        expect(letters(parts.join(""))).toBe(letters(text));
       }),
       { numRuns: 200 },
     );
@@ -126,6 +130,74 @@ describe("splitMessage packing", () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+/** The words of `markdown` in order, each prefixed with the styles it is in (B bold, I italic). */
+function styledWords(markdown: string): string[] {
+  const out: string[] = [];
+  type Node = { type: string; value?: string; children?: Node[] };
+  const walk = (node: Node, styles: string): void => {
+    if (node.type === "text") {
+      for (const w of (node.value ?? "").split(/\s+/)) if (w) out.push(`${styles}${w}`);
+    }
+    const inner =
+      node.type === "strong" ? `${styles}B` : node.type === "emphasis" ? `${styles}I` : styles;
+    for (const child of node.children ?? []) walk(child, inner);
+  };
+  walk(parseMarkdown(markdown) as Node, "");
+  return out;
+}
+
+/** Paragraphs of words, lines broken within them, some runs of words in **bold** or _italic_. */
+const styledText = fc
+  .array(
+    fc.record({
+      words: fc.array(fc.stringMatching(/^[a-z]{1,8}$/), { minLength: 1, maxLength: 30 }),
+      style: fc.constantFrom("", "**", "_"),
+      end: fc.constantFrom(" ", "\n", "\n\n"),
+    }),
+    { minLength: 1, maxLength: 25 },
+  )
+  .map((runs) =>
+    runs
+      .map((r) => `${r.style}${r.words.join(" ")}${r.style}${r.end}`)
+      .join("")
+      .trim(),
+  );
+
+describe("inline formatting across a cut", () => {
+  it("closes bold at the end of a part and reopens it at the start of the next", () => {
+    const words = Array.from({ length: 1500 }, (_, i) => `bold${i}`);
+    const text = `Intro.\n\n**${words.join(" ")}** end.`;
+    const parts = splitMessage(text, 4096, renderTelegramMarkdown);
+    expect(parts.length).toBeGreaterThan(2);
+    parts.forEach((part, i) => {
+      if (i > 0) expect(part.startsWith("**bold")).toBe(true);
+      if (i < parts.length - 1) expect(part.endsWith("**")).toBe(true);
+      // Rendered as bold, never as literal asterisks.
+      expect(renderTelegramMarkdown(part)).not.toContain("\\*\\*");
+    });
+    expect(parts.flatMap(styledWords)).toEqual(styledWords(text));
+  });
+
+  it("property: every word keeps its bold or italic style across the parts", () => {
+    fc.assert(
+      fc.property(styledText, fc.integer({ min: 40, max: 300 }), (text, limit) => {
+        const parts = splitMessage(text, limit);
+        for (const part of parts) expect(part.length).toBeLessThanOrEqual(limit);
+        expect(parts.flatMap(styledWords)).toEqual(styledWords(text));
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it("reopenAt gives what a continuation starts with: the open code block's fence, or open marks", () => {
+    const code = "Look:\n\n```ts\nconst a = 1;\nconst b";
+    expect(reopenAt(code, code.length)).toBe("```ts\n");
+    const bold = "Some **bold and _both here";
+    expect(reopenAt(`${bold} still_ on** end`, bold.length)).toBe("**_");
+    expect(reopenAt("**done** now", 12)).toBe("");
   });
 });
 

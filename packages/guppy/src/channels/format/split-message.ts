@@ -1,4 +1,9 @@
-/** One part of a split message: its own text plus the fence lines added to keep code blocks whole. */
+import { parseMarkdown } from "chat";
+
+/**
+ * One part of a split message: its own text plus what is added to keep code blocks and inline
+ * formatting whole across the cut.
+ */
 export interface MessagePart {
   /** A slice of the original text (newlines at the cut are dropped). */
   body: string;
@@ -6,6 +11,10 @@ export interface MessagePart {
   reopen: string;
   /** Fence closing a code block this part cuts (`\`\`\``), or "". */
   close: string;
+  /** Inline marks reopening the spans the previous part cut (`**`, `_`, `~~`, backticks), or "". */
+  reopenMarks: string;
+  /** Marks closing the inline spans this part cuts, innermost first, or "". */
+  closeMarks: string;
 }
 
 interface Fence {
@@ -24,11 +33,88 @@ export function endsInsideCodeBlock(text: string): boolean {
 
 /**
  * What a message continuing `text` from offset `at` has to start with to read as it would have
- * there: the fence line reopening the code block open at `at` (with its newline), else "".
+ * there: the fence line reopening the code block open at `at` (with its newline), else the marks
+ * of the bold, italic, strikethrough or code spans open at `at`, else "".
  */
 export function reopenAt(text: string, at: number): string {
   const fence = fenceAfter(text.slice(0, at), undefined);
-  return fence ? `${fence.line}\n` : "";
+  if (fence) return `${fence.line}\n`;
+  return spansAt(text, paragraphStart(text, at), at)
+    .map((span) => span.mark)
+    .join("");
+}
+
+/** An inline span (bold, italic, strikethrough, code) of a paragraph: where it starts and ends. */
+interface Span {
+  start: number;
+  end: number;
+  /** The delimiter that opens and closes it, as written: `**`, `__`, `*`, `_`, `~~`, backticks. */
+  mark: string;
+}
+
+/** The delimiter a span of mdast type `type` starts with in `source`, or "" for other nodes. */
+function markOf(type: string, source: string): string {
+  const mark =
+    type === "strong"
+      ? source.slice(0, 2)
+      : type === "emphasis"
+        ? source.slice(0, 1)
+        : type === "delete"
+          ? (/^~~?/.exec(source)?.[0] ?? "")
+          : type === "inlineCode"
+            ? (/^`+/.exec(source)?.[0] ?? "")
+            : "";
+  return /^(\*\*|__|\*|_|~~?|`+)$/.test(mark) ? mark : "";
+}
+
+/** Where the paragraph holding offset `at` starts: after the last blank line before it. */
+function paragraphStart(text: string, at: number): number {
+  const blank = /\n[ \t]*\n/g;
+  const before = text.slice(0, at);
+  let start = 0;
+  for (let m = blank.exec(before); m; m = blank.exec(before)) start = m.index + m[0].length;
+  return start;
+}
+
+/**
+ * The inline spans of the paragraph from `from` in `text` that are open at `at` (begun before it,
+ * ended after it), outermost first, as the chat SDK's Markdown parser (the one the adapters
+ * render with) reads that paragraph.
+ */
+function spansAt(text: string, from: number, at: number): Span[] {
+  const blank = /\n[ \t]*\n/.exec(text.slice(at));
+  const paragraph = text.slice(from, blank ? at + blank.index : text.length);
+  if (!/[*_~`]/.test(paragraph)) return [];
+  const within = at - from;
+  const spans: Span[] = [];
+  const visit = (node: MdNode): void => {
+    const start = node.position?.start.offset;
+    const end = node.position?.end.offset;
+    if (start === undefined || end === undefined || start >= within || end <= within) return;
+    const mark = markOf(node.type, paragraph.slice(start, start + 64));
+    if (mark) spans.push({ start: from + start, end: from + end, mark });
+    for (const child of node.children ?? []) visit(child);
+  };
+  visit(parsed(paragraph));
+  return spans;
+}
+
+// The cuts tried for one part mostly fall in the same paragraph: parse each once (~1 ms per KB).
+const parses = new Map<string, MdNode>();
+function parsed(paragraph: string): MdNode {
+  const known = parses.get(paragraph);
+  if (known) return known;
+  if (parses.size >= 4) parses.clear();
+  const root = parseMarkdown(paragraph) as MdNode;
+  parses.set(paragraph, root);
+  return root;
+}
+
+/** The parts of an mdast node spansAt reads. */
+interface MdNode {
+  type: string;
+  position?: { start: { offset?: number }; end: { offset?: number } };
+  children?: MdNode[];
 }
 
 /** Fence state after reading `text` from a state `start` (undefined: outside any code block). */
@@ -98,56 +184,104 @@ function codeBlockEnd(text: string, from: number): number {
   return text.length;
 }
 
-/** One part cut off the front of `rest`, the text after it and the code block left open. */
+/** What a part starts inside: the code block the previous part cut, or the inline spans it cut. */
+interface Open {
+  fence: Fence | undefined;
+  /** Marks reopening the inline spans, outermost first. */
+  marks: string;
+}
+
+const NOTHING_OPEN: Open = { fence: undefined, marks: "" };
+
+/** `rest` as one last part, starting inside `open`. */
+const wholePart = (rest: string, open: Open): MessagePart => ({
+  body: rest,
+  reopen: open.fence ? open.fence.line : "",
+  close: "",
+  reopenMarks: open.marks,
+  closeMarks: "",
+});
+
+/** One part cut off the front of `rest`, the text after it and what it leaves open. */
 interface Cut {
   part: MessagePart;
   rest: string;
-  open: Fence | undefined;
+  open: Open;
 }
 
 /**
  * Cuts the first part (at most `limit` characters as rendered by renderPart) off `rest`, which
- * starts inside `open` (undefined: outside any code block) and is longer than that. Preferred,
- * in order: a paragraph break in the second half of the window; when the window ends in a code
- * block, the line break before it if the block fits in a part of its own (so it is not cut), else
- * a line break inside it (the block is closed and reopened in the next part); otherwise a line
- * break, else a space, in the second half; else the last line break (inside a code block if
- * there is none outside); else anywhere (one long word; never inside a surrogate pair).
+ * starts inside `open` and is longer than that (see chooseCut for where). A code block the cut
+ * falls in is closed and reopened in the next part; so are bold, italic, strikethrough and code
+ * spans, with the marks they were written with (room for the closing marks is kept).
  */
-function cutPart(rest: string, open: Fence | undefined, limit: number): Cut {
-  const reopen = open ? open.line : "";
-  const budget = limit - (reopen ? reopen.length + 1 : 0);
+function cutPart(rest: string, open: Open, limit: number): Cut {
+  const prefix = open.fence ? open.fence.line.length + 1 : open.marks.length;
+  let reserve = 0;
+  for (let tries = 0; ; tries++) {
+    const cut = chooseCut(rest, open.fence, limit - prefix - reserve);
+    const fence = fenceAfter(rest.slice(0, cut), open.fence);
+    const after = rest.slice(cut);
+    const part: MessagePart = {
+      body: rest.slice(0, cut).replace(/\n+$/, ""),
+      reopen: open.fence ? open.fence.line : "",
+      close: fence ? fence.char.repeat(fence.length) : "",
+      reopenMarks: open.marks,
+      closeMarks: "",
+    };
+    const atParagraph = /\n[ \t]*\n$/.test(rest.slice(0, cut)) || /^[ \t]*\n/.test(after);
+    const spans = fence || atParagraph ? [] : spansCut(open.marks + rest, open.marks.length + cut);
+    const marks = spans.map((span) => span.mark);
+    part.closeMarks = [...marks].reverse().join("");
+    const fits = renderPart(part).length <= limit;
+    if (fits || tries >= 2) {
+      // Closing marks that still do not fit are left out: the text stays whole, unformatted.
+      if (!fits) part.closeMarks = "";
+      return {
+        part,
+        rest: fence ? after : after.replace(/^\n+/, ""),
+        open: { fence, marks: fits ? marks.join("") : "" },
+      };
+    }
+    reserve += part.closeMarks.length;
+  }
+}
+
+/** The inline spans a cut at `at` falls in, leaving out any it would cut through a mark of. */
+function spansCut(text: string, at: number): Span[] {
+  return spansAt(text, paragraphStart(text, at), at).filter(
+    (span) => at > span.start + span.mark.length && at < span.end - span.mark.length,
+  );
+}
+
+/**
+ * Where to cut the first part of at most `budget` characters off `rest`, which starts inside
+ * `open` (undefined: outside any code block). Preferred, in order: a paragraph break in the
+ * second half of the window; when the window ends in a code block, the line break before it if
+ * the block fits in a part of its own (so it is not cut), else a line break inside it (leaving
+ * room to close it); otherwise a line break, else a space, in the second half; else the last line
+ * break (inside a code block if there is none outside); else anywhere (one long word; never
+ * inside a surrogate pair).
+ */
+function chooseCut(rest: string, open: Fence | undefined, budget: number): number {
   const starts = lineStarts(rest, budget, open);
   const outside = starts.filter((s) => !s.fence && s.at > 1);
   const last = outside[outside.length - 1];
   const para = [...outside].reverse().find((s) => s.blankBefore);
   const inside = fenceAfter(rest.slice(0, budget), open);
   const half = budget / 2;
-  let cut: number;
-  if (para && para.at >= half) cut = para.at;
-  else if (inside) {
+  if (para && para.at >= half) return para.at;
+  if (inside) {
     const blockStart = last?.at ?? 0;
-    if (last && codeBlockEnd(rest, blockStart) - blockStart <= budget) cut = last.at;
-    else {
-      const room = budget - inside.length - 1;
-      const line = [...starts].reverse().find((s) => s.at <= room && s.at > 1);
-      cut = line ? line.at : spaceOrAnywhere(rest, room);
-    }
-  } else if (last && last.at >= half) cut = last.at;
-  else {
-    const space = rest.lastIndexOf(" ", budget - 1);
-    if (space >= half) cut = space + 1;
-    else cut = last?.at ?? lineCut(starts, budget) ?? spaceOrAnywhere(rest, budget);
+    if (last && codeBlockEnd(rest, blockStart) - blockStart <= budget) return last.at;
+    const room = budget - inside.length - 1;
+    const line = [...starts].reverse().find((s) => s.at <= room && s.at > 1);
+    return line ? line.at : spaceOrAnywhere(rest, room);
   }
-  const fenceAtCut = fenceAfter(rest.slice(0, cut), open);
-  const body = rest.slice(0, cut).replace(/\n+$/, "");
-  const close = fenceAtCut ? fenceAtCut.char.repeat(fenceAtCut.length) : "";
-  const after = rest.slice(cut);
-  return {
-    part: { body, reopen, close },
-    rest: fenceAtCut ? after : after.replace(/^\n+/, ""),
-    open: fenceAtCut,
-  };
+  if (last && last.at >= half) return last.at;
+  const space = rest.lastIndexOf(" ", budget - 1);
+  if (space >= half) return space + 1;
+  return last?.at ?? lineCut(starts, budget) ?? spaceOrAnywhere(rest, budget);
 }
 
 /**
@@ -159,11 +293,11 @@ export function splitMessageParts(text: string, limit: number): MessagePart[] {
   if (limit < 16) throw new RangeError("split limit must be at least 16 characters");
   const parts: MessagePart[] = [];
   let rest = text;
-  let open: Fence | undefined;
+  let open = NOTHING_OPEN;
   while (rest !== "") {
-    const reopen = open ? open.line : "";
-    if ((reopen ? reopen.length + 1 : 0) + rest.length <= limit) {
-      parts.push({ body: rest, reopen, close: "" });
+    const whole = wholePart(rest, open);
+    if (renderPart(whole).length <= limit) {
+      parts.push(whole);
       break;
     }
     const cut = cutPart(rest, open, limit);
@@ -173,9 +307,11 @@ export function splitMessageParts(text: string, limit: number): MessagePart[] {
   return parts;
 }
 
-/** A part as it is posted: reopening fence, body, closing fence. */
+/** A part as it is posted: reopening fence or marks, body, closing marks or fence. */
 export function renderPart(part: MessagePart): string {
-  let out = part.body;
+  let out = part.reopenMarks + part.body;
+  // A closing mark must follow the text directly (`**bold**`, not `**bold **`).
+  if (part.closeMarks) out = out.trimEnd() + part.closeMarks;
   if (part.reopen) out = `${part.reopen}\n${out}`;
   if (part.close) out = `${out}\n${part.close}`;
   return out;
@@ -198,10 +334,9 @@ export function splitMessage(
   /** Rendered length per raw character, as last measured. */
   let growth = 1;
   let rest = text;
-  let open: Fence | undefined;
+  let open = NOTHING_OPEN;
   while (rest !== "") {
-    const reopen = open ? open.line : "";
-    const whole: MessagePart = { body: rest, reopen, close: "" };
+    const whole = wholePart(rest, open);
     const raw = renderPart(whole).length;
     if (raw * growth <= limit * 1.25) {
       const measured = size(whole);
@@ -225,12 +360,12 @@ export function splitMessage(
  */
 function packPart(
   rest: string,
-  open: Fence | undefined,
+  open: Open,
   limit: number,
   growth: number,
   size: (part: MessagePart) => number,
 ): Cut & { growth: number } {
-  const floor = (open ? open.line.length + 1 : 0) + 16;
+  const floor = (open.fence ? open.fence.line.length + 1 : open.marks.length) + 16;
   // Budgets that give the same cut give the same size: each cut is measured once.
   const sizes = new Map<number, number>();
   const measure = (cut: Cut): number => {
