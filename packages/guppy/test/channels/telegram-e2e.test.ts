@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTelegramChannel } from "../../src/channels/telegram/create-telegram-channel.js";
@@ -171,6 +173,57 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
     await tg.userSays(EVE, "now run-bash paired-ok");
     const messages = await settled(EVE.id, 2);
     expect(messages[1]?.text).toContain("Tool said: paired\\-ok");
+  });
+
+  it("shows typing only to users it answers: not to strangers under allowlist, to a user once admitted by invite", async () => {
+    await start({ GUPPY_ACCESS_POLICY: "allowlist", GUPPY_ALLOWED_USERS: String(ANN.id) });
+    const typingFor = (user: { id: number }) =>
+      tg.chatActions.filter((a) => a.chatId === String(user.id) && a.action === "typing").length;
+    await tg.userSays(EVE, "hello?");
+    await tg.userSays(ANN, "hello from ann");
+    await settled(ANN.id, 1);
+    // Eve's message reached the access check (refused and logged) without a typing indicator.
+    const refusals = () =>
+      readFileSync(join(runtime.home, "access", "refusals.jsonl"), "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { userId: string; reason: string });
+    expect(refusals()).toContainEqual(
+      expect.objectContaining({ userId: String(EVE.id), reason: "not-allowlisted" }),
+    );
+    expect(typingFor(ANN)).toBeGreaterThan(0);
+    expect(typingFor(EVE)).toBe(0);
+
+    const invite = await runCli(["invite", "create", "telegram"], {
+      env: cleanEnv({ GUPPY_HOME: runtime.home }),
+    });
+    const code = invite.stdout.split("\n")[0] as string;
+    await tg.userSays(EVE, `/start ${code}`);
+    await settled(EVE.id, 1);
+    const before = typingFor(EVE);
+    await tg.userSays(EVE, "now I am in");
+    await until("Eve's answer", () =>
+      tg.botMessages(EVE.id).find((m) => m.text.includes("now I am in")),
+    );
+    expect(typingFor(EVE)).toBeGreaterThan(before);
+  });
+
+  it("shows typing to no one under the disabled policy", async () => {
+    await start({ GUPPY_ACCESS_POLICY: "disabled", GUPPY_ALLOWED_USERS: String(ANN.id) });
+    await tg.userSays(ANN, "anyone there?");
+    await until("the refusal", () => {
+      try {
+        return readFileSync(join(runtime.home, "access", "refusals.jsonl"), "utf8").includes(
+          String(ANN.id),
+        );
+      } catch {
+        return false;
+      }
+    });
+    // A typing indicator would have been sent as the message arrived, before the refusal.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(tg.chatActions.filter((a) => a.chatId === String(ANN.id))).toEqual([]);
+    expect(tg.botMessages(ANN.id)).toEqual([]);
   });
 
   it("splits a 6,000-character reply with a code block into messages of at most 4,096 characters, the block whole", async () => {

@@ -1,4 +1,7 @@
-import { createTelegramAdapter } from "@chat-adapter/telegram";
+import type { GuppyConfig, Logger } from "@guppy/core";
+import { createAccessStore } from "../../access/access-store.js";
+import { channelAccessSettings } from "../../access/channel-access-settings.js";
+import { createAccessControl } from "../../access/create-access-control.js";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
 import {
@@ -9,6 +12,7 @@ import {
 import { splitMessage } from "../format/split-message.js";
 import { registerTelegramCommands } from "./register-telegram-commands.js";
 import { renderTelegramMarkdown, TELEGRAM_MESSAGE_LIMIT } from "./telegram-format.js";
+import { createTypingGatedTelegramAdapter } from "./typing-gated-adapter.js";
 
 export const TELEGRAM_API_DEFAULT = "https://api.telegram.org";
 
@@ -20,9 +24,34 @@ export interface TelegramChannelOptions {
 }
 
 /**
+ * Whether guppy answers a Telegram user in a private chat, read without side effects (no pairing
+ * code is issued, nothing is logged): anyone under `open`; a user in GUPPY_ALLOWED_USERS or
+ * approved under `pairing` and `allowlist` (a stranger under `pairing` gets a code, not an
+ * answer); no one under `disabled`. The approved list is read from disk each time, like the
+ * access check does, so an approval counts at once.
+ */
+function answeredUser(config: GuppyConfig, logger: Logger): (userId: string) => boolean {
+  const access = createAccessControl({
+    store: createAccessStore(config.home),
+    settings: (channel) => channelAccessSettings(config, channel),
+    logger,
+  });
+  return (userId) => {
+    const { policy, allowedUsers } = channelAccessSettings(config, "telegram");
+    if (policy === "open") return true;
+    if (policy === "disabled") return false;
+    try {
+      return allowedUsers.includes(userId) || access.isApproved("telegram", userId);
+    } catch {
+      return false; // an unreadable approved.json: the access check reports it
+    }
+  };
+}
+
+/**
  * Telegram through `@chat-adapter/telegram` in long-polling mode (no public URL needed); replies
  * are MarkdownV2 (the adapter re-sends as plain text when Telegram rejects the entities), split at
- * 4,096 rendered characters.
+ * 4,096 rendered characters; "typing…" on arrival only for users guppy answers.
  */
 export function createTelegramChannel(options: TelegramChannelOptions = {}): GatewayChannel {
   let running: RunningChatChannel | undefined;
@@ -33,16 +62,20 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
       const token = config.telegramBotToken;
       if (!token) throw new Error("TELEGRAM_BOT_TOKEN is not set");
       const apiBaseUrl = (config.telegramApiUrl ?? TELEGRAM_API_DEFAULT).replace(/\/+$/, "");
-      const adapter = createTelegramAdapter({
-        botToken: token,
-        apiBaseUrl,
-        mode: "polling",
-        longPolling: { timeout: options.pollTimeoutSeconds ?? 30, deleteWebhook: true },
-        mentionOnReply: true,
-        allowedUserIds: [],
-        streamingEditIntervalMs: options.editIntervalMs ?? 1500,
-        logger: toChatLogger(logger, "telegram"),
-      });
+      const adapter = createTypingGatedTelegramAdapter(
+        {
+          botToken: token,
+          apiBaseUrl,
+          mode: "polling",
+          longPolling: { timeout: options.pollTimeoutSeconds ?? 30, deleteWebhook: true },
+          mentionOnReply: true,
+          // Every message reaches guppy's access check (it logs refusals, redeems invites).
+          allowedUserIds: [],
+          streamingEditIntervalMs: options.editIntervalMs ?? 1500,
+          logger: toChatLogger(logger, "telegram"),
+        },
+        answeredUser(config, logger),
+      );
       running = await startChatChannel(context, "telegram", adapter, {
         split: (text) => splitMessage(text, TELEGRAM_MESSAGE_LIMIT, renderTelegramMarkdown),
         mode: "edit",
