@@ -6,7 +6,34 @@ import {
   startChatChannel,
   stopChatChannel,
 } from "../bridge/start-chat-channel.js";
+import { refusedToken } from "../credentials/refused-token.js";
 import { splitMessage } from "../format/split-message.js";
+
+/** Slack's answers (`{"ok": false, "error": ...}`) to a token it does not accept. */
+const TOKEN_REFUSALS = new Set([
+  "invalid_auth",
+  "not_authed",
+  "account_inactive",
+  "token_revoked",
+  "token_expired",
+  "not_allowed_token_type",
+  "missing_scope",
+]);
+
+/**
+ * At start the adapter checks the bot token (a failure is only logged) and then opens the Socket
+ * Mode connection with the app-level token: a refusal of that is the Web API's bare "An API error
+ * occurred: invalid_auth".
+ */
+function refusal(error: unknown): string | undefined {
+  const e = error as { code?: unknown; data?: { error?: unknown } } | undefined;
+  const reason = e?.data?.error;
+  return e?.code === "slack_webapi_platform_error" &&
+    typeof reason === "string" &&
+    TOKEN_REFUSALS.has(reason)
+    ? reason
+    : undefined;
+}
 
 /** Slack's practical limit for one message's text (the API truncates at 40,000; blocks at 3,000). */
 export const SLACK_MESSAGE_LIMIT = 3000;
@@ -27,12 +54,17 @@ export function createSlackChannel(): GatewayChannel {
         appToken: config.slackAppToken,
         logger: toChatLogger(logger, "slack"),
       });
-      running = await startChatChannel(context, "slack", adapter, {
-        split: (text) => splitMessage(text, SLACK_MESSAGE_LIMIT),
-        mode: "edit",
-        editIntervalMs: 1000,
-        typingIntervalMs: 3000,
-      });
+      try {
+        running = await startChatChannel(context, "slack", adapter, {
+          split: (text) => splitMessage(text, SLACK_MESSAGE_LIMIT),
+          mode: "edit",
+          editIntervalMs: 1000,
+          typingIntervalMs: 3000,
+        });
+      } catch (error) {
+        const reason = refusal(error);
+        throw reason ? refusedToken(config, "slackAppToken", "app-level token", reason) : error;
+      }
       logger.info("slack: socket mode started");
     },
     async stop() {

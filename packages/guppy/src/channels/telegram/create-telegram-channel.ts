@@ -9,6 +9,7 @@ import {
   startChatChannel,
   stopChatChannel,
 } from "../bridge/start-chat-channel.js";
+import { refusedToken, settingName } from "../credentials/refused-token.js";
 import { splitMessage } from "../format/split-message.js";
 import { registerTelegramCommands } from "./register-telegram-commands.js";
 import { renderTelegramMarkdown, TELEGRAM_MESSAGE_LIMIT } from "./telegram-format.js";
@@ -49,6 +50,25 @@ function answeredUser(config: GuppyConfig, logger: Logger): (userId: string) => 
 }
 
 /**
+ * The Bot API answers a wrong token with 401 and a malformed one with 404 (the first calls at
+ * start: getMe, deleteWebhook); the adapter's errors for those only say "Unauthorized" or
+ * "deleteWebhook not found in telegram".
+ */
+function startError(error: unknown, config: GuppyConfig): unknown {
+  const name = error instanceof Error ? error.name : "";
+  if (name === "AuthenticationError") {
+    return refusedToken(config, "telegramBotToken", "bot token", `401 ${(error as Error).message}`);
+  }
+  if (name === "ResourceNotFoundError") {
+    const api = config.telegramApiUrl
+      ? ` (or ${settingName(config, "telegramApiUrl")} is not a Bot API server)`
+      : "";
+    return refusedToken(config, "telegramBotToken", "bot token", `404 Not Found${api}`);
+  }
+  return error;
+}
+
+/**
  * Telegram through `@chat-adapter/telegram` in long-polling mode (no public URL needed); replies
  * are MarkdownV2 (the adapter re-sends as plain text when Telegram rejects the entities), split at
  * 4,096 rendered characters; "typing…" on arrival only for users guppy answers.
@@ -76,12 +96,16 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
         },
         answeredUser(config, logger),
       );
-      running = await startChatChannel(context, "telegram", adapter, {
-        split: (text) => splitMessage(text, TELEGRAM_MESSAGE_LIMIT, renderTelegramMarkdown),
-        mode: "edit",
-        editIntervalMs: options.editIntervalMs ?? 1500,
-        typingIntervalMs: 4000,
-      });
+      try {
+        running = await startChatChannel(context, "telegram", adapter, {
+          split: (text) => splitMessage(text, TELEGRAM_MESSAGE_LIMIT, renderTelegramMarkdown),
+          mode: "edit",
+          editIntervalMs: options.editIntervalMs ?? 1500,
+          typingIntervalMs: 4000,
+        });
+      } catch (error) {
+        throw startError(error, config);
+      }
       await registerTelegramCommands(apiBaseUrl, token, logger);
       logger.info("telegram: polling started");
     },
