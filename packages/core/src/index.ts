@@ -1,5 +1,6 @@
 export { excerptHeadTail, spillOutput } from "./artifacts/spill-output.js";
 export { ConfigError, isConfigError } from "./config/config-error.js";
+export { lineAndColumn, stripJsonComments } from "./config/jsonc.js";
 export {
   type ConfigSource,
   describeConfig,

@@ -1,5 +1,6 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { ConfigError, lineAndColumn, stripJsonComments } from "@guppy/core";
 import type { ApprovedUser, Invite, PendingPairing } from "./access-types.js";
 
 /**
@@ -9,17 +10,29 @@ import type { ApprovedUser, Invite, PendingPairing } from "./access-types.js";
  *   <channel>/invites.json    unused one-time invite codes
  *   refusals.jsonl            one line per refused message
  * Every read goes to disk, so `guppy pairing approve` takes effect on a running `guppy serve`.
+ * The files may be edited by hand: like settings.json they may hold comments and trailing commas,
+ * and one that is still not valid is a ConfigError naming the file, line and column.
  */
 export interface AccessStore {
   readonly dir: string;
   approved(channel: string): ApprovedUser[];
+  /**
+   * approved.json, or when it cannot be read (a hand edit broke it) the list this process read
+   * from it last, with the problem; throws when there is none.
+   */
+  approvedOrLastRead(channel: string): { users: ApprovedUser[]; problem?: Error };
   saveApproved(channel: string, users: readonly ApprovedUser[]): void;
   pending(channel: string): PendingPairing[];
   savePending(channel: string, pending: readonly PendingPairing[]): void;
   invites(channel: string): Invite[];
   saveInvites(channel: string, invites: readonly Invite[]): void;
   logRefusal(entry: Record<string, unknown>): void;
+  /** Reads every file of `channel` (at start): the first one that cannot be read is thrown. */
+  check(channel: string): void;
 }
+
+/** What each access file held when this process (any store) last read it whole. */
+const lastRead = new Map<string, unknown[]>();
 
 const CHANNEL_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 
@@ -45,8 +58,11 @@ export function createAccessStore(home: string): AccessStore {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;
     }
-    const parsed: unknown = JSON.parse(text);
-    if (!Array.isArray(parsed)) throw new Error(`${file}: expected a JSON array`);
+    const parsed = parseJsonc(file, text);
+    if (!Array.isArray(parsed)) {
+      throw new ConfigError(`${file} must hold a JSON array ([...]), as guppy writes it`);
+    }
+    lastRead.set(file, parsed);
     return parsed as T[];
   };
 
@@ -61,14 +77,72 @@ export function createAccessStore(home: string): AccessStore {
   return {
     dir,
     approved: (channel) => read<ApprovedUser>(channel, "approved.json"),
+    approvedOrLastRead(channel) {
+      try {
+        return { users: read<ApprovedUser>(channel, "approved.json") };
+      } catch (error) {
+        const kept = lastRead.get(fileOf(channel, "approved.json"));
+        if (!kept) throw error;
+        return { users: kept as ApprovedUser[], problem: error as Error };
+      }
+    },
     saveApproved: (channel, users) => write(channel, "approved.json", users),
     pending: (channel) => read<PendingPairing>(channel, "pending.json"),
     savePending: (channel, pending) => write(channel, "pending.json", pending),
     invites: (channel) => read<Invite>(channel, "invites.json"),
     saveInvites: (channel, invites) => write(channel, "invites.json", invites),
+    check(channel) {
+      for (const name of ["approved.json", "pending.json", "invites.json"]) read(channel, name);
+    },
     logRefusal(entry) {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       appendFileSync(join(dir, "refusals.jsonl"), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
     },
   };
+}
+
+/** JSON with comments and trailing commas; what is wrong, and where, as one line. */
+function parseJsonc(file: string, text: string): unknown {
+  const json = stripJsonComments(text.replace(/^\uFEFF/, ""));
+  if (json.trim() === "") return [];
+  try {
+    return JSON.parse(json);
+  } catch (error) {
+    const message = (error as Error).message;
+    const { line, column } = lineAndColumn(json, errorOffset(json, message));
+    // Without V8's quote of the text around the error ("Unexpected token 'b', ..."x": b"...").
+    const what = message
+      .replace(/^(Unexpected token '[\s\S]'),[\s\S]*$/u, "$1")
+      .replace(/ in JSON at position \d+[\s\S]*$/, "");
+    throw new ConfigError(`${file}:${line}:${column} is not valid JSON (${what})`);
+  }
+}
+
+/**
+ * Where JSON.parse stopped. V8 gives a position for most errors, but not for an unexpected
+ * token (Node 20: `Unexpected token 'b', "..." is not valid JSON`): that one ends the shortest
+ * prefix of the text that fails for a reason other than ending early.
+ */
+function errorOffset(json: string, message: string): number {
+  const at = /at position (\d+)/.exec(message);
+  if (at) return Number(at[1]);
+  if (message.startsWith("Unexpected end")) return json.length;
+  const failsWithin = (prefix: string): boolean => {
+    try {
+      JSON.parse(prefix);
+      return false;
+    } catch (error) {
+      const m = (error as Error).message;
+      const p = /at position (\d+)/.exec(m);
+      return p ? Number(p[1]) < prefix.length : !m.startsWith("Unexpected end");
+    }
+  };
+  let ok = 0;
+  let failing = json.length;
+  while (failing - ok > 1) {
+    const mid = Math.floor((ok + failing) / 2);
+    if (failsWithin(json.slice(0, mid))) failing = mid;
+    else ok = mid;
+  }
+  return failing - 1;
 }

@@ -45,8 +45,23 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     return live;
   };
 
+  // A hand edit that breaks approved.json must not lock every approved user out: the list read
+  // last keeps answering, and the problem is logged as an error (again when it changes).
+  const reported = new Map<string, string>();
+  const approvedUsers = (channel: string): ApprovedUser[] => {
+    const { users, problem } = store.approvedOrLastRead(channel);
+    if (!problem) reported.delete(channel);
+    else if (reported.get(channel) !== problem.message) {
+      reported.set(channel, problem.message);
+      logger.error(`access: ${problem.message}; the approved users read before still count`, {
+        channel,
+      });
+    }
+    return users;
+  };
+
   const isApproved = (channel: string, userId: string): boolean =>
-    store.approved(channel).some((u) => u.id === userId);
+    approvedUsers(channel).some((u) => u.id === userId);
 
   const admit = (channel: string, user: ChatUser, via: ApprovedUser["via"]): ApprovedUser => {
     const approved = store.approved(channel).filter((u) => u.id !== user.id);

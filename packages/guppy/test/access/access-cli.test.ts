@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { silentLogger } from "@guppy/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -55,5 +55,33 @@ describe("guppy pairing / guppy invite", () => {
     const noAction = await runCli(["pairing"], { env: env() });
     expect(noAction.code).toBe(2);
     expect(noAction.stderr).toContain("usage: guppy pairing list <channel>");
+  });
+
+  it("guppy serve and guppy pairing stop with one line naming a hand-edited file that does not read", async () => {
+    const decision = access().check("telegram", { id: "555" });
+    if (decision.kind !== "pair") throw new Error("expected a pairing code");
+    const dir = join(home, "access", "telegram");
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, "approved.json");
+    writeFileSync(file, '[\n  {"id": "1001", "name": ann}\n]\n');
+    const expected = `guppy: ${file}:2:26 is not valid JSON (Unexpected token 'a')\n`;
+    const serve = await runCli(["serve"], {
+      env: cleanEnv({
+        GUPPY_HOME: home,
+        GUPPY_HTTP_PORT: "0",
+        GUPPY_MODEL: "openai/mock",
+        GUPPY_BASE_URL: "http://127.0.0.1:9/v1",
+        GUPPY_API: "openai-completions",
+        GUPPY_API_KEY: "unused",
+        TELEGRAM_BOT_TOKEN: "1:unused",
+        GUPPY_TELEGRAM_API_URL: "http://127.0.0.1:9",
+      }),
+      timeoutMs: 20_000,
+    });
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toBe(expected);
+    const approve = await runCli(["pairing", "approve", "telegram", decision.code], { env: env() });
+    expect(approve.code).toBe(2);
+    expect(approve.stderr).toBe(expected);
   });
 });

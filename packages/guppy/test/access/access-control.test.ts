@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type AccessPolicy, silentLogger } from "@guppy/core";
+import { type AccessPolicy, ConfigError, type Logger, silentLogger } from "@guppy/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAccessStore } from "../../src/access/access-store.js";
 import { createAccessControl, PAIRING_TTL_MS } from "../../src/access/create-access-control.js";
@@ -102,5 +102,79 @@ describe("invites", () => {
     const files = JSON.parse(readFileSync(join(home, "access", "discord", "invites.json"), "utf8"));
     expect(files).toMatchObject([{ code }]);
     expect(control("pairing").redeemInvite("discord", { id: "u" }, code).kind).toBe("allow");
+  });
+});
+
+describe("hand-edited access files", () => {
+  const approvedFile = () => join(home, "access", "telegram", "approved.json");
+  const user = (id: string) => ({ id, approvedAt: "2026-01-01T00:00:00.000Z", via: "invite" });
+  const errors: string[] = [];
+  const logging: Logger = {
+    ...silentLogger,
+    error: (message) => void errors.push(message),
+  };
+  const controlLogging = (policy: AccessPolicy) =>
+    createAccessControl({
+      store: createAccessStore(home),
+      settings: () => ({ policy, allowedUsers: [] }),
+      logger: logging,
+      now: () => clock,
+    });
+  beforeEach(() => {
+    errors.length = 0;
+    mkdirSync(join(home, "access", "telegram"), { recursive: true });
+  });
+
+  it("may hold comments and trailing commas, like settings.json", () => {
+    writeFileSync(
+      approvedFile(),
+      `// who may talk to the bot\n[\n  ${JSON.stringify(user("1"))},\n  ${JSON.stringify(user("2"))}, // bob\n]\n`,
+    );
+    expect(control("allowlist").check("telegram", { id: "2" })).toEqual({ kind: "allow" });
+  });
+
+  it("reports invalid JSON as one line naming the file, line and column", () => {
+    const store = createAccessStore(home);
+    writeFileSync(approvedFile(), `[\n  {"id": "1", "via": "invite"}\n  {"id": "2"}\n]\n`);
+    expect(() => store.approved("telegram")).toThrow(
+      new ConfigError(
+        `${approvedFile()}:3:3 is not valid JSON (Expected ',' or ']' after array element)`,
+      ),
+    );
+    // Node 20 gives no position for an unexpected token: it is found all the same.
+    writeFileSync(approvedFile(), `[\n  {"id": "1", "name": bob}\n]\n`);
+    expect(() => store.approved("telegram")).toThrow(
+      new ConfigError(`${approvedFile()}:2:23 is not valid JSON (Unexpected token 'b')`),
+    );
+    expect(() => store.check("telegram")).toThrow(ConfigError);
+  });
+
+  it("keeps the approved users read before when a running edit breaks the file, and logs it once", () => {
+    writeFileSync(approvedFile(), JSON.stringify([user("1"), user("2")]));
+    const access = controlLogging("allowlist");
+    expect(access.check("telegram", { id: "2" })).toEqual({ kind: "allow" });
+    // The owner removes user 2 and leaves out a bracket.
+    writeFileSync(approvedFile(), `[\n  ${JSON.stringify(user("1"))}\n`);
+    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow" });
+    expect(access.check("telegram", { id: "2" })).toEqual({ kind: "allow" });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain(`${approvedFile()}:3:1 is not valid JSON`);
+    // Fixed: the edit counts.
+    writeFileSync(approvedFile(), JSON.stringify([user("1")]));
+    expect(access.check("telegram", { id: "2" }).kind).toBe("refuse");
+    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow" });
+    expect(errors).toHaveLength(1);
+  });
+
+  it("does not write over a broken approved.json when admitting someone", () => {
+    const access = controlLogging("pairing");
+    writeFileSync(approvedFile(), JSON.stringify([user("1")]));
+    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow" });
+    const decision = access.check("telegram", { id: "7" });
+    if (decision.kind !== "pair") throw new Error("expected a pairing code");
+    const broken = `[\n  ${JSON.stringify(user("1"))},\n  {"id": 8 "name": "x"}\n]\n`;
+    writeFileSync(approvedFile(), broken);
+    expect(() => access.approvePairing("telegram", decision.code)).toThrow(ConfigError);
+    expect(readFileSync(approvedFile(), "utf8")).toBe(broken);
   });
 });

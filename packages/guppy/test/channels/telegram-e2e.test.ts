@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -224,6 +224,24 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
     await new Promise((r) => setTimeout(r, 500));
     expect(tg.chatActions.filter((a) => a.chatId === String(ANN.id))).toEqual([]);
     expect(tg.botMessages(ANN.id)).toEqual([]);
+  });
+
+  it("keeps answering approved users when a hand edit breaks approved.json while it runs", async () => {
+    const approvedAt = new Date().toISOString();
+    await start({ GUPPY_ACCESS_POLICY: "allowlist" });
+    const file = join(runtime.home, "access", "telegram", "approved.json");
+    mkdirSync(join(runtime.home, "access", "telegram"), { recursive: true });
+    writeFileSync(file, JSON.stringify([{ id: String(ANN.id), approvedAt, via: "invite" }]));
+    await tg.userSays(ANN, "first question");
+    await settled(ANN.id, 1);
+    // A trailing comma is fine (JSONC, like settings.json); a missing bracket is not.
+    writeFileSync(
+      file,
+      `[\n  ${JSON.stringify({ id: String(ANN.id), approvedAt, via: "invite" })},\n`,
+    );
+    await tg.userSays(ANN, "second question");
+    const messages = await settled(ANN.id, 2);
+    expect(messages[1]?.text).toContain("second question");
   });
 
   it("splits a 6,000-character reply with a code block into messages of at most 4,096 characters, the block whole", async () => {

@@ -1,5 +1,6 @@
 import { createDiscordAdapter } from "@chat-adapter/discord";
 import type { Logger } from "@guppy/core";
+import { createAccessStore } from "../../access/access-store.js";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
 import {
@@ -46,6 +47,8 @@ export function createDiscordChannel(): GatewayChannel {
           "Discord needs DISCORD_APPLICATION_ID (Developer Portal, General Information)",
         );
       }
+      // A hand-edited access file that does not read stops the start, naming file and line.
+      createAccessStore(config.home).check("discord");
       const adapter = createDiscordAdapter({
         botToken: config.discordBotToken,
         applicationId: config.discordApplicationId,

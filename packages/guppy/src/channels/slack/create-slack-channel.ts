@@ -1,4 +1,5 @@
 import { createSlackAdapter } from "@chat-adapter/slack";
+import { createAccessStore } from "../../access/access-store.js";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
 import {
@@ -48,6 +49,8 @@ export function createSlackChannel(): GatewayChannel {
       if (!config.slackBotToken || !config.slackAppToken) {
         throw new Error("Slack needs both SLACK_BOT_TOKEN and SLACK_APP_TOKEN (Socket Mode)");
       }
+      // A hand-edited access file that does not read stops the start, naming file and line.
+      createAccessStore(config.home).check("slack");
       const adapter = createSlackAdapter({
         mode: "socket",
         botToken: config.slackBotToken,

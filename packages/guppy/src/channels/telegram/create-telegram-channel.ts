@@ -1,4 +1,4 @@
-import type { GuppyConfig, Logger } from "@guppy/core";
+import { type GuppyConfig, silentLogger } from "@guppy/core";
 import { createAccessStore } from "../../access/access-store.js";
 import { channelAccessSettings } from "../../access/channel-access-settings.js";
 import { createAccessControl } from "../../access/create-access-control.js";
@@ -31,11 +31,12 @@ export interface TelegramChannelOptions {
  * answer); no one under `disabled`. The approved list is read from disk each time, like the
  * access check does, so an approval counts at once.
  */
-function answeredUser(config: GuppyConfig, logger: Logger): (userId: string) => boolean {
+function answeredUser(config: GuppyConfig): (userId: string) => boolean {
   const access = createAccessControl({
     store: createAccessStore(config.home),
     settings: (channel) => channelAccessSettings(config, channel),
-    logger,
+    // The access check that follows reports a broken approved.json; once is enough.
+    logger: silentLogger,
   });
   return (userId) => {
     const { policy, allowedUsers } = channelAccessSettings(config, "telegram");
@@ -82,6 +83,8 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
       const token = config.telegramBotToken;
       if (!token) throw new Error("TELEGRAM_BOT_TOKEN is not set");
       const apiBaseUrl = (config.telegramApiUrl ?? TELEGRAM_API_DEFAULT).replace(/\/+$/, "");
+      // A hand-edited access file that does not read stops the start, naming file and line.
+      createAccessStore(config.home).check("telegram");
       const adapter = createTypingGatedTelegramAdapter(
         {
           botToken: token,
@@ -94,7 +97,7 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
           streamingEditIntervalMs: options.editIntervalMs ?? 1500,
           logger: toChatLogger(logger, "telegram"),
         },
-        answeredUser(config, logger),
+        answeredUser(config),
       );
       try {
         running = await startChatChannel(context, "telegram", adapter, {
