@@ -61,10 +61,11 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
   };
 
   const isApproved = (channel: string, userId: string): boolean =>
-    approvedUsers(channel).some((u) => u.id === userId);
+    // String(): a hand-written Telegram id is often a number (`"id": 1001`).
+    approvedUsers(channel).some((u) => String(u.id) === userId);
 
   const admit = (channel: string, user: ChatUser, via: ApprovedUser["via"]): ApprovedUser => {
-    const approved = store.approved(channel).filter((u) => u.id !== user.id);
+    const approved = store.approved(channel).filter((u) => String(u.id) !== user.id);
     const entry: ApprovedUser = {
       id: user.id,
       ...(user.name ? { name: user.name } : {}),

@@ -133,6 +133,11 @@ describe("hand-edited access files", () => {
     expect(control("allowlist").check("telegram", { id: "2" })).toEqual({ kind: "allow" });
   });
 
+  it("takes an id written as a number for the same id as a string", () => {
+    writeFileSync(approvedFile(), `[{"id": 1001, "approvedAt": "2026-01-01", "via": "invite"}]`);
+    expect(control("allowlist").check("telegram", { id: "1001" })).toEqual({ kind: "allow" });
+  });
+
   it("reports invalid JSON as one line naming the file, line and column", () => {
     const store = createAccessStore(home);
     writeFileSync(approvedFile(), `[\n  {"id": "1", "via": "invite"}\n  {"id": "2"}\n]\n`);
