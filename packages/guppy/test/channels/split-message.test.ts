@@ -225,6 +225,15 @@ describe("splitMessage for Telegram", () => {
     for (const size of sizes(parts)) expect(size).toBeLessThanOrEqual(4096);
   });
 
+  it("takes the rest whole once it fits, though the part before grew far more when rendered", () => {
+    // A link renders as [text](url): twice its length. The plain rest after it does not grow.
+    const text = `https://example.com/${"a".repeat(5000)} tail`;
+    const parts = splitMessage(text, 4096, renderTelegramMarkdown);
+    expect(parts).toHaveLength(2);
+    expect(parts[1]).toMatch(/ tail$/);
+    for (const size of sizes(parts)) expect(size).toBeLessThanOrEqual(4096);
+  });
+
   it("fills the first message with a code block too long for one, not just the sentence before it", () => {
     const lines = Array.from(
       { length: 300 },

@@ -338,7 +338,7 @@ export function splitMessage(
   while (rest !== "") {
     const whole = wholePart(rest, open);
     const raw = renderPart(whole).length;
-    if (raw * growth <= limit * 1.25) {
+    if (raw <= limit || raw * growth <= limit * 1.25) {
       const measured = size(whole);
       if (measured <= limit) {
         out.push(renderPart(whole));
