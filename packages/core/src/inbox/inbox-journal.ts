@@ -1,9 +1,11 @@
-import { close, closeSync, fstatSync, fsync, fsyncSync, openSync, writeSync } from "node:fs";
+import { close, closeSync, fstatSync, fsync, fsyncSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { writeFileAtomic } from "../store/atomic-write.js";
 import { endsTorn, serializeJsonl, syncDirectory } from "../store/durable-append.js";
+import { fileWriteError } from "../store/file-write-error.js";
 import { readJsonl } from "../store/jsonl.js";
+import { appendFully, appendWasUndone } from "../store/write-fully.js";
 import { type InboxRecord, isInboxRecord } from "./inbox-record.js";
 
 /**
@@ -17,7 +19,10 @@ import { type InboxRecord, isInboxRecord } from "./inbox-record.js";
  * runs at a time, the accepts written while it runs sharing the next one, so a burst of prompts
  * costs a few writes and fsyncs, not one each (on a real disk an fsync outlasts many turns), and
  * the event loop never waits on the disk. `rewrite` replaces the content atomically (compaction)
- * and resolves every waiting promise, as the new file is synced.
+ * and resolves every waiting promise, as the new file is synced. A write the disk takes only
+ * part of (it is full) fails like any other — the accepts in it are refused or their promises
+ * reject, never acknowledged — and what got out is cut off again, so the next line is never glued
+ * to a half one.
  */
 export interface InboxJournal {
   /** The records on disk when the journal was opened (a torn or invalid line skipped). */
@@ -119,7 +124,15 @@ export function openInboxJournal(
       retire(fd);
       adopt(fresh);
     }
-    size += writeSync(fd, (torn ? "\n" : "") + text, null, "utf8");
+    try {
+      size += appendFully(fd, (torn ? "\n" : "") + text);
+    } catch (error) {
+      // A full disk: nothing of these lines may count as written (their accepts fail), and the
+      // next line must not be glued to a half one. The part that got out is cut off again; if
+      // even that fails, the next write starts with a newline.
+      if (!appendWasUndone(error)) torn = true;
+      throw fileWriteError("Could not write", path, error);
+    }
     torn = false;
   };
 

@@ -1,10 +1,11 @@
 import { fsync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { openInboxJournal } from "../../src/inbox/inbox-journal.js";
 import type { InboxRecord } from "../../src/inbox/inbox-record.js";
 import { silentLogger } from "../../src/logging/logger.js";
+import { fakeFullDisk } from "../helpers/full-disk.js";
 
 const turn = () => new Promise((r) => setImmediate(r));
 const dirs: string[] = [];
@@ -106,5 +107,41 @@ describe("inbox journal group commit", () => {
     rmSync(dir, { recursive: true, force: true }); // the journal and its directory removed
     await expect(lost).rejects.toThrow(/ENOENT/);
     journal.close();
+  });
+});
+
+describe("inbox journal on a full disk", () => {
+  let disk: ReturnType<typeof fakeFullDisk>;
+  beforeEach(() => {
+    disk = fakeFullDisk();
+  });
+  afterEach(() => disk.restore());
+
+  it("fails the accepts of a write the disk took only part of, and leaves no half line", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "guppy-journal-"));
+    dirs.push(dir);
+    const path = join(dir, "inbox.jsonl");
+    const journal = openInboxJournal(path, silentLogger);
+    journal.appendSynced([accepted("a")]);
+    const before = readFileSync(path, "utf8");
+
+    // Room for part of the next line only: the write is cut short, the one after fails.
+    disk.free = 40;
+    const big = journal.appendDeferred([accepted(`b${"x".repeat(500)}`)]);
+    await expect(big).rejects.toThrow(`Could not write ${path}: no space left on device (ENOSPC)`);
+    expect(readFileSync(path, "utf8")).toBe(before);
+    expect(() => journal.appendSynced([accepted("c")])).toThrow(/ENOSPC/);
+    expect(readFileSync(path, "utf8")).toBe(before);
+
+    // Space again: the next line starts on a line of its own, and nothing failed comes back.
+    disk.free = undefined;
+    journal.append([{ t: "done", id: "a", at: "2026-11-23T00:00:01.000Z", outcome: "stop" }]);
+    journal.close();
+    const reopened = openInboxJournal(path, silentLogger);
+    expect(reopened.loaded.map((r) => `${r.t} ${"id" in r ? r.id : ""}`)).toEqual([
+      "accepted a",
+      "done a",
+    ]);
+    reopened.close();
   });
 });
