@@ -227,12 +227,14 @@ export function openInboxJournal(
     },
     rewrite(records) {
       if (closed) throw new Error("the inbox journal is closed");
+      // When this fails (a disk too full for the new file) the old file is untouched and this
+      // turn's deferred lines are still to be written to it.
+      writeFileAtomic(path, serializeJsonl(records));
       // The index the records come from has this turn's deferred lines: the new file holds them.
       waiting.push(...unwrittenWaiters);
       unwritten = "";
       unwrittenWaiters = [];
       deferredWritten = deferred;
-      writeFileAtomic(path, serializeJsonl(records));
       syncDirectory(dirname(path));
       retire(fd);
       adopt(openSync(path, "a+"));

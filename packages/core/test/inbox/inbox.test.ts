@@ -18,7 +18,9 @@ import {
   INBOX_LOCK_FILE,
   type Inbox,
 } from "../../src/inbox/create-inbox.js";
+import { createLineLogger } from "../../src/logging/logger.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
+import { fakeFullDisk } from "../helpers/full-disk.js";
 
 describe("inbox journal", () => {
   let home: string;
@@ -220,5 +222,61 @@ describe("inbox journal", () => {
         sleeper.kill();
       }
     }
+  });
+
+  describe("on a full disk", () => {
+    let disk: ReturnType<typeof fakeFullDisk>;
+    beforeEach(() => {
+      disk = fakeFullDisk();
+    });
+    afterEach(() => disk.restore());
+
+    it("refuses to start with one line naming the journal, which it leaves as it was", () => {
+      const first = make();
+      for (let i = 0; i < 5; i++) first.accept("test:c:a", { text: `waiting ${i}` });
+      first.close();
+      open = [];
+      const before = journal();
+      // Room for part of the start-time rewrite: it must not replace the journal.
+      disk.free = 100;
+      expect(() => make()).toThrow(
+        `Could not write ${join(home, INBOX_FILE)}: no space left on device (ENOSPC)`,
+      );
+      expect(journal()).toBe(before);
+      // The lock was let go, and with space again every prompt is there.
+      disk.free = undefined;
+      expect(
+        make()
+          .scan()[0]
+          ?.pending.map((p) => p.record.text),
+      ).toEqual([0, 1, 2, 3, 4].map((i) => `waiting ${i}`));
+    });
+
+    it("carries on with the journal as it is when a compaction does not fit", async () => {
+      const warnings: string[] = [];
+      const logger = createLineLogger({ write: (line) => warnings.push(line) });
+      const inbox = createInbox({ store, logger, compactBytes: 2_000 });
+      open.push(inbox);
+      const big = Array.from(
+        { length: 5 },
+        (_, i) => inbox.accept("test:c:a", { text: `${i} ${"x".repeat(500)}` }).record,
+      );
+      const small = inbox.accept("test:c:b", { text: "small" }).record;
+      // Room for a few lines, not for the compacted journal (the five big prompts).
+      disk.free = 400;
+      const late = inbox.accept("test:c:c", { text: "accepted in the compaction's turn" }, true);
+      inbox.done("test:c:b", small.id, "stop"); // past the threshold: compacts, which fails
+      expect(warnings.join("\n")).toMatch(/Could not compact the inbox journal.*ENOSPC/);
+      disk.free = undefined; // the removed temp file's space is free again
+      await late.synced;
+      inbox.close();
+      open = [];
+      // Nothing was lost: the late accept went to the old journal after all.
+      expect(
+        make()
+          .scan()
+          .flatMap((t) => t.pending.map((p) => p.record.id)),
+      ).toEqual([...big.map((p) => p.id), late.record.id]);
+    });
   });
 });
