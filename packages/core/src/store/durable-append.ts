@@ -7,8 +7,9 @@ import {
   openSync,
   readFileSync,
   readSync,
-  writeSync,
 } from "node:fs";
+import { fileWriteError } from "./file-write-error.js";
+import { appendFully } from "./write-fully.js";
 
 /** Records as JSON lines, each ending in a newline ("" for none). */
 export function serializeJsonl(records: readonly unknown[]): string {
@@ -20,7 +21,8 @@ export function serializeJsonl(records: readonly unknown[]): string {
  * many bytes it wrote: the file grew by exactly that much unless another process appended too.
  * Not fsync'd: the lines survive a killed process, not a power cut (the inbox journal, which must,
  * syncs its own file). A torn last line (a writer died mid-line) gets a newline first so it
- * cannot swallow the new record.
+ * cannot swallow the new record. An append the disk takes only part of (it is full) throws, and
+ * what got out is cut off again: no half line for the next append to be glued to.
  */
 export function appendLines(path: string, records: readonly unknown[]): number {
   if (records.length === 0) return 0;
@@ -29,7 +31,15 @@ export function appendLines(path: string, records: readonly unknown[]): number {
   try {
     // First append to this file since it was opened: check how the last writer left it.
     const prefix = !file.whole && endsTorn(file.fd, fstatSync(file.fd).size) ? "\n" : "";
-    const bytes = writeSync(file.fd, prefix + body, null, "utf8");
+    let bytes: number;
+    try {
+      bytes = appendFully(file.fd, prefix + body);
+    } catch (error) {
+      // A full disk: what got out is cut off again (see `appendFully`), so a caller that tries
+      // again does not repeat lines; the file is let go either way and the next append checks
+      // its last line before writing.
+      throw fileWriteError("Could not append to", path, error);
+    }
     file.whole = true;
     return bytes;
   } catch (error) {

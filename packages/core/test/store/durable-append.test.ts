@@ -19,6 +19,7 @@ import {
   openForAppendAsync,
   setOpenFileBound,
 } from "../../src/store/durable-append.js";
+import { fakeFullDisk } from "../helpers/full-disk.js";
 
 const lines = (path: string) =>
   readFileSync(path, "utf8")
@@ -105,6 +106,27 @@ describe("appendLines (files kept open between appends)", () => {
     appendFileSync(path, '{"torn":'); // a writer died mid-line
     appendLines(path, [{ n: 3 }]);
     expect(readFileSync(path, "utf8")).toBe('{"n":2}\n{"torn":\n{"n":3}\n');
+  });
+
+  it("throws when the disk takes only part of an append, and leaves no half line behind", () => {
+    const path = join(dir, "context.jsonl");
+    appendLines(path, [{ n: 1 }]);
+    const disk = fakeFullDisk();
+    try {
+      // Room for the first record and part of the second: neither may stay (the caller tries
+      // both again), and nothing may be glued to a half line.
+      disk.free = 12;
+      expect(() => appendLines(path, [{ n: 2 }, { n: 3, pad: "x".repeat(100) }])).toThrow(
+        `Could not append to ${path}: no space left on device (ENOSPC)`,
+      );
+      expect(readFileSync(path, "utf8")).toBe('{"n":1}\n');
+      disk.free = undefined;
+      appendLines(path, [{ n: 2 }, { n: 3 }]);
+      appendLines(path, [{ n: 4 }]);
+      expect(lines(path)).toEqual(['{"n":1}', '{"n":2}', '{"n":3}', '{"n":4}']);
+    } finally {
+      disk.restore();
+    }
   });
 
   it("keeps every line of many files, in order, through evictions of the files kept open", () => {
