@@ -1,6 +1,8 @@
-import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { uptime } from "node:os";
 import { ConfigError } from "../config/config-error.js";
+import { fileWriteError } from "../store/file-write-error.js";
+import { writeFully } from "../store/write-fully.js";
 
 /**
  * `<home>/inbox.lock`: one gateway per GUPPY_HOME. Two would each replay the other's unanswered
@@ -14,7 +16,15 @@ export function lockInbox(path: string, home: string): () => void {
     try {
       const fd = openSync(path, "wx");
       try {
-        writeSync(fd, `${process.pid}\n`);
+        writeFully(fd, `${process.pid}\n`);
+      } catch (error) {
+        // A full disk: no empty lock left behind, and one line that says which file.
+        try {
+          rmSync(path, { force: true });
+        } catch {
+          // A lock that names no pid is taken over by the next start anyway.
+        }
+        throw fileWriteError("Could not write", path, error);
       } finally {
         closeSync(fd);
       }

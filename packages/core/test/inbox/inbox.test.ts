@@ -252,6 +252,14 @@ describe("inbox journal", () => {
       ).toEqual([0, 1, 2, 3, 4].map((i) => `waiting ${i}`));
     });
 
+    it("names the lock file when it cannot be written, and leaves no empty lock behind", () => {
+      disk.free = 0;
+      expect(() => make()).toThrow(
+        `Could not write ${join(home, INBOX_LOCK_FILE)}: no space left on device (ENOSPC)`,
+      );
+      expect(existsSync(join(home, INBOX_LOCK_FILE))).toBe(false);
+    });
+
     it("carries on with the journal as it is when a compaction does not fit", async () => {
       const warnings: string[] = [];
       const logger = createLineLogger({ write: (line) => warnings.push(line) });
