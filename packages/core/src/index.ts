@@ -121,6 +121,7 @@ export {
   type Sandbox,
 } from "./sandbox/host-sandbox.js";
 export { killProcessTree } from "./sandbox/process-tree.js";
+export { killRunningTrees } from "./sandbox/running-trees.js";
 export { type LoadedSkills, loadSkills, type Skill } from "./skills/load-skills.js";
 export {
   type ParsedSkill,

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { identityPath, type PathTranslator } from "../prompt/path-translation.js";
 import { killProcessTree } from "./process-tree.js";
+import { trackTree, untrackTree } from "./running-trees.js";
 import { toolEnv } from "./tool-env.js";
 
 export interface ExecOptions {
@@ -90,6 +91,9 @@ function execOnHost(
       stdio: ["ignore", "pipe", "pipe"],
     });
 
+    // Killed with the others if guppy must exit at once (see running-trees.ts).
+    if (child.pid !== undefined) trackTree(child.pid, tag);
+
     const onData = (data: Buffer) => {
       options.onOutput?.(data.toString("utf8"));
       if (kept + data.length <= maxBuffer) {
@@ -105,8 +109,11 @@ function execOnHost(
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
 
-    const kill = () => {
-      if (child.pid !== undefined) killProcessTree(child.pid, { tag });
+    const kill = (then?: () => void) => {
+      if (child.pid !== undefined) killProcessTree(child.pid, then ? { tag, then } : { tag });
+    };
+    const untrack = () => {
+      if (child.pid !== undefined) untrackTree(child.pid);
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -124,8 +131,11 @@ function execOnHost(
       settled = true;
       clearTimeout(timer);
       options.signal?.removeEventListener("abort", onAbort);
-      // A background grandchild may outlive the shell; make sure nothing is left behind.
-      if (timedOut || aborted) kill();
+      // A background grandchild may outlive the shell; make sure nothing is left behind. (It
+      // stays tracked until the SIGKILL. A command that ended by itself may leave a background
+      // process on purpose: that one is not guppy's to kill any more.)
+      if (timedOut || aborted) kill(untrack);
+      else untrack();
       resolve({
         output: Buffer.concat(chunks).toString("utf8"),
         exitCode,

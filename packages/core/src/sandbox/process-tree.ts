@@ -63,19 +63,28 @@ export function taggedPids(tag: string): number[] {
 /**
  * Kills a process started with `detached: true` together with its whole tree: the process group,
  * every descendant, and (given `tag`) every process that inherited the tag after escaping the
- * group. SIGTERM, then SIGKILL after `graceMs`.
+ * group. SIGTERM, then SIGKILL after `graceMs`; `then` runs after the SIGKILL.
  */
 export function killProcessTree(
   pid: number,
-  options: { graceMs?: number; tag?: string } = {},
+  options: { graceMs?: number; tag?: string; then?: () => void } = {},
 ): void {
   const find = () => [pid, ...descendantPids(pid), ...(options.tag ? taggedPids(options.tag) : [])];
   const targets = find();
   signalAll(pid, targets, "SIGTERM");
   const timer = setTimeout(() => {
     signalAll(pid, [...new Set([...targets, ...find()])], "SIGKILL");
+    options.then?.();
   }, options.graceMs ?? 500);
   timer.unref();
+}
+
+/**
+ * Kills such a tree at once and synchronously (SIGKILL, no grace): for a process about to exit,
+ * which cannot wait for a timer.
+ */
+export function killProcessTreeNow(pid: number, tag?: string): void {
+  signalAll(pid, [pid, ...descendantPids(pid), ...(tag ? taggedPids(tag) : [])], "SIGKILL");
 }
 
 function signalAll(groupLeader: number, pids: number[], signal: NodeJS.Signals): void {

@@ -3,6 +3,7 @@ import {
   createStore,
   createThreadRunner,
   type GuppyConfig,
+  killRunningTrees,
   resolveModel,
 } from "@guppy/core";
 import { channelThreadHandle } from "../channels/bridge/channel-links.js";
@@ -98,7 +99,10 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   return shutdown(signal, config, channels, orchestrator, gw);
 }
 
-/** The signals that stop the gateway gracefully; a second SIGINT or SIGTERM stops it at once. */
+/**
+ * The signals that stop the gateway gracefully; a second SIGINT or SIGTERM stops it at once, its
+ * running tool commands killed first.
+ */
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 async function shutdown(
@@ -115,7 +119,12 @@ async function shutdown(
   );
   gw.logger.info("shutdown started", { signal, running, graceMs });
   const again = () => {
-    gw.say("second signal: stopping now");
+    // Exiting at once: the running tool commands are killed first (synchronously, SIGKILL), or
+    // they would go on with their side effects after the next start said they were stopped.
+    const killed = killRunningTrees();
+    gw.say(
+      `second signal: stopping now${killed > 0 ? ` (killed ${killed} running tool command(s))` : ""}`,
+    );
     gw.flush();
     process.exit(ExitCode.interrupted);
   };
@@ -128,6 +137,9 @@ async function shutdown(
   const drained = orchestrator.shutdown(graceMs);
   const stopped = Promise.allSettled(channels.map((c) => c.stop()));
   await drained;
+  // Every run has ended; a tool command aborted at the end of the grace period may still wait
+  // for its SIGKILL, whose timer does not keep the process alive.
+  killRunningTrees();
   await Promise.race([stopped, new Promise((r) => setTimeout(r, 3000).unref())]);
   const counters = orchestrator.counters();
   gw.logger.info("shutdown complete", { ...counters });

@@ -1,9 +1,11 @@
 import { spawn } from "node:child_process";
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { waitDead } from "../../../core/test/helpers/process-state.js";
 import { freePort } from "../helpers/free-port.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 import {
@@ -376,6 +378,66 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     await sleep(300);
     expect(third.stdout()).not.toMatch(/replaying|reporting/);
   }, 40_000);
+
+  it("on a second SIGTERM exits at once and kills the running tool command's processes", async () => {
+    const dir = home();
+    const s = await serve(dir, { GUPPY_SHUTDOWN_GRACE_SECONDS: "30" });
+    const marker = join(dir, "too-late");
+    await s.api("/v1/threads/http:api:twice/messages", {
+      method: "POST",
+      body: JSON.stringify({
+        text: `run-bash echo $$ > ${join(dir, "shell")}; sleep 4 & echo $! > ${join(dir, "child")}; wait; touch ${marker}`,
+      }),
+    });
+    const pids = await waitFor(() => {
+      const files = ["shell", "child"].map((f) => join(dir, f));
+      if (!files.every((f) => existsSync(f) && readFileSync(f, "utf8").endsWith("\n"))) return;
+      return files.map((f) => Number(readFileSync(f, "utf8")));
+    });
+    s.child.kill("SIGTERM");
+    await waitFor(() => (s.stdout().includes("SIGTERM: shutting down") ? true : undefined));
+    s.child.kill("SIGTERM");
+    expect(await s.exited).toBe(130);
+    // Killed before the exit, not when the command would have ended by itself (4 s).
+    for (const pid of pids) expect(await waitDead(pid, 1500)).toBe(true);
+    expect(s.stdout()).toMatch(/second signal: stopping now \(killed 1 running tool command/);
+    await sleep(4500);
+    expect(existsSync(marker)).toBe(false);
+  }, 30_000);
+
+  it("kills a tool command's process that ignores SIGTERM when the grace period ends", async () => {
+    const dir = home();
+    const s = await serve(dir, { GUPPY_SHUTDOWN_GRACE_SECONDS: "1" });
+    const pidFile = join(dir, "child");
+    // On a connection of its own, closed after the answer: a kept-alive one would hold the
+    // shutdown (closing the HTTP server) long enough for the abort's own SIGKILL timer to fire.
+    const body = JSON.stringify({
+      text: `run-bash (trap '' TERM; exec sleep 30 >/dev/null 2>&1) & echo $! > ${pidFile}; sleep 30`,
+    });
+    await new Promise((resolve, reject) => {
+      const post = request(`${s.url}/v1/threads/http:api:stubborn/messages`, {
+        method: "POST",
+        agent: false,
+        headers: {
+          authorization: `Bearer ${s.token}`,
+          "content-type": "application/json",
+          connection: "close",
+        },
+      });
+      post.on("response", (response) => response.resume().on("end", resolve));
+      post.on("error", reject);
+      post.end(body);
+    });
+    const child = await waitFor(() =>
+      existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n")
+        ? Number(readFileSync(pidFile, "utf8"))
+        : undefined,
+    );
+    s.child.kill("SIGTERM");
+    expect(await s.exited).toBe(0);
+    // Its shell died at the abort's SIGTERM; it ignores that and must not outlive guppy.
+    expect(await waitDead(child, 1500)).toBe(true);
+  }, 30_000);
 
   it("keeps serving when its terminal output is gone (a closed pipe), logging to the file only", async () => {
     const dir = home();
