@@ -121,7 +121,12 @@ export {
   type Sandbox,
 } from "./sandbox/host-sandbox.js";
 export { killProcessTree } from "./sandbox/process-tree.js";
-export { killRunningTrees } from "./sandbox/running-trees.js";
+export {
+  killLeftoverTrees,
+  killRunningTrees,
+  RUNNING_TOOLS_FILE,
+  recordRunningTrees,
+} from "./sandbox/running-trees.js";
 export { type LoadedSkills, loadSkills, type Skill } from "./skills/load-skills.js";
 export {
   type ParsedSkill,

@@ -91,7 +91,8 @@ function execOnHost(
       stdio: ["ignore", "pipe", "pipe"],
     });
 
-    // Killed with the others if guppy must exit at once (see running-trees.ts).
+    // Killed with the others if guppy must exit at once, and recorded for the next start if
+    // guppy is killed (see running-trees.ts).
     if (child.pid !== undefined) trackTree(child.pid, tag);
 
     const onData = (data: Buffer) => {

@@ -87,6 +87,33 @@ export function killProcessTreeNow(pid: number, tag?: string): void {
   signalAll(pid, [pid, ...descendantPids(pid), ...(tag ? taggedPids(tag) : [])], "SIGKILL");
 }
 
+/**
+ * Fields of `/proc/<pid>/stat` after the command name (which may hold spaces and parentheses):
+ * [0] is field 3 (state). Undefined when the process is gone or there is no /proc.
+ */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * When the process started (field 22 of /proc/<pid>/stat, clock ticks since boot): with its pid,
+ * it names one process — a pid reused by another process has another start time.
+ */
+export function processStartTime(pid: number): string | undefined {
+  return statFields(pid)?.[19];
+}
+
+/** The process group of a process (field 5 of /proc/<pid>/stat). */
+export function processGroup(pid: number): number | undefined {
+  const group = Number(statFields(pid)?.[2]);
+  return Number.isInteger(group) && group > 0 ? group : undefined;
+}
+
 function signalAll(groupLeader: number, pids: number[], signal: NodeJS.Signals): void {
   try {
     process.kill(-groupLeader, signal);

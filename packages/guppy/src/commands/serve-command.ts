@@ -1,9 +1,13 @@
+import { join } from "node:path";
 import {
   createOrchestrator,
   createStore,
   createThreadRunner,
   type GuppyConfig,
+  killLeftoverTrees,
   killRunningTrees,
+  RUNNING_TOOLS_FILE,
+  recordRunningTrees,
   resolveModel,
 } from "@guppy/core";
 import { channelThreadHandle } from "../channels/bridge/channel-links.js";
@@ -62,6 +66,18 @@ export async function serveCommand(args: CliArgs): Promise<number> {
       }),
   });
   orchestrator.subscribe(gw.event);
+  // The orchestrator holds the inbox lock now: no other gateway of this home runs, so tool
+  // commands the list names were left by one that was killed (kill -9) and are ours to end.
+  const toolsFile = join(config.home, RUNNING_TOOLS_FILE);
+  const leftovers = killLeftoverTrees(toolsFile);
+  if (leftovers > 0) {
+    logger.warn(`Killed ${leftovers} tool command(s) left running by a guppy that was killed`);
+  }
+  recordRunningTrees(toolsFile, (error) =>
+    logger.warn(`Could not record the running tool commands in ${toolsFile}`, {
+      error: String(error),
+    }),
+  );
 
   const context: GatewayContext = {
     orchestrator,

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { waitDead } from "../../../core/test/helpers/process-state.js";
+import { isAlive, waitDead } from "../../../core/test/helpers/process-state.js";
 import { freePort } from "../helpers/free-port.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 import {
@@ -345,14 +345,23 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     });
     await first.api(`/v1/threads/${sideEffects}/messages`, {
       method: "POST",
-      body: JSON.stringify({ text: `run-bash echo started > ${join(dir, "effect")}; sleep 20` }),
+      body: JSON.stringify({
+        text: `run-bash echo $$ > ${join(dir, "shell")}; echo started > ${join(dir, "effect")}; sleep 20`,
+      }),
     });
     await waitFor(() => (existsSync(join(dir, "effect")) ? true : undefined));
     await sleep(200);
+    const shell = Number(readFileSync(join(dir, "shell"), "utf8"));
     first.child.kill("SIGKILL");
     await first.exited;
+    expect(isAlive(shell)).toBe(true); // guppy could not kill its tool command
 
     const second = await serve(dir);
+    // The next start did, before it reports the run as interrupted (not run again).
+    expect(await waitDead(shell)).toBe(true);
+    expect(second.stdout()).toMatch(
+      /Killed 1 tool command\(s\) left running by a guppy that was killed/,
+    );
     const cleanLog = await waitFor(async () => {
       const msgs = await threadMessages(second, clean);
       return msgs.some((m) => m.is_bot) ? msgs : undefined;
