@@ -710,7 +710,10 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       for (const actor of actors.values()) {
         if (actor.idleTimer) clearTimeout(actor.idleTimer);
         actor.idleTimer = undefined;
-        for (const item of actor.queue) {
+        // A prompt waiting for its concurrency slot is kept as a queued one is (given the slot,
+        // it goes back to the queue): its sender is told the same.
+        const waiting = actor.current && !actor.running ? [actor.current] : [];
+        for (const item of [...waiting, ...actor.queue]) {
           notify(
             actor.threadId,
             item.thread,

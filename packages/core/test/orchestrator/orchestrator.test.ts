@@ -763,6 +763,31 @@ describe("orchestrator (faux provider)", () => {
     expect(t.finals()[1]).toMatchObject({ text: "re: queued behind" });
   });
 
+  it("tells a prompt waiting for its concurrency slot at shutdown that it is saved, as a queued one", async () => {
+    const o = make({ maxConcurrent: 1 });
+    await o.start();
+    const a = recordingHandle("test:c:slot-a");
+    const b = recordingHandle("test:c:slot-b");
+    o.send(a.handle.threadId, { type: "prompt", text: "gate slow", thread: a.handle });
+    await gate.entered();
+    o.send(b.handle.threadId, { type: "prompt", text: "waits for the slot", thread: b.handle });
+    expect(o.counters().waitingForSlot).toBe(1);
+    const done = o.shutdown(5000);
+    expect(b.notices).toEqual([
+      "guppy is restarting: your message is saved and will be answered when it is back.",
+    ]);
+    expect(a.notices).toEqual([]); // running: it may still finish
+    setTimeout(() => gate.open(), 30);
+    await done;
+    expect(b.finals()).toEqual([]);
+    // Kept, as the notice says: the next start answers it.
+    const next = make();
+    next.registerChannel({ adapterId: "test", threadHandle: () => b.handle });
+    await next.start();
+    await until(() => b.finals().length === 1);
+    expect(b.finals()[0]).toMatchObject({ text: "re: waits for the slot" });
+  });
+
   it("aborts running turns when the shutdown grace runs out, with the context saved", async () => {
     const o = make();
     await o.start();
