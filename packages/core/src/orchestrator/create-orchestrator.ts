@@ -7,6 +7,7 @@ import type { AgentRunner, RunnerStats } from "../runner/create-agent-runner.js"
 import { oneLine } from "../runner/message-text.js";
 import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
+import type { LogEntry } from "../store/log-entry.js";
 import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
 import type { SavedThreadStatus, ThreadFigures } from "../store/thread-status-file.js";
 import { backfillMessage } from "./backfill.js";
@@ -345,11 +346,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       });
       ended = true;
       if (result.stopReason === "aborted" && stopping) {
-        notify(
-          threadId,
-          handle,
-          "guppy is shutting down: this run was stopped; its progress is saved.",
-        );
+        const text = "guppy is shutting down: this run was stopped; its progress is saved.";
+        // In the log too, as guppy's answer: a client reading the thread's messages sees why
+        // its prompt has none.
+        logNotice(threadId, record, text);
+        notify(threadId, handle, text);
       }
     } catch (error) {
       logger.error(`Run failed on ${threadId}`, { error: String(error) });
@@ -426,24 +427,31 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     }
   }
 
+  /** Writes a notice that takes the place of a prompt's answer to the thread's log, as guppy's. */
+  function logNotice(threadId: string, record: AcceptedRecord, text: string): LogEntry {
+    const entry: LogEntry = {
+      date: new Date().toISOString(),
+      messageId: `notice-${record.id}`,
+      userId: "guppy",
+      userName: "guppy",
+      text,
+      isBot: true,
+    };
+    try {
+      store.appendLog(threadId, entry);
+    } catch (error) {
+      logger.error(`Could not write the log of ${threadId}`, { error: String(error) });
+    }
+    return entry;
+  }
+
   function reportInterrupted(actor: Actor, item: QueuedPrompt, replay: PendingPrompt) {
     const { threadId } = actor;
     const { record } = item;
     const excerpt = record.text.length > 80 ? `${record.text.slice(0, 79)}…` : record.text;
     const done = replay.tools.map((t) => `${t.name} ${t.args}`).join("; ");
     const text = `guppy stopped while working on your message "${excerpt}" (received ${record.at}), so that run was interrupted. It had already run: ${done}. It was not run again, to avoid repeating those actions; send it again if you want it finished.`;
-    try {
-      store.appendLog(threadId, {
-        date: new Date().toISOString(),
-        messageId: `notice-${record.id}`,
-        userId: "guppy",
-        userName: "guppy",
-        text,
-        isBot: true,
-      });
-    } catch (error) {
-      logger.error(`Could not write the log of ${threadId}`, { error: String(error) });
-    }
+    logNotice(threadId, record, text);
     // The interrupted prompt's log line is answered by the notice: not something to backfill.
     rememberRun(actor, record.messageId ?? record.id);
     inbox.done(threadId, record.id, "interrupted-reported");

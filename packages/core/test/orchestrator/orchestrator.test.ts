@@ -797,5 +797,14 @@ describe("orchestrator (faux provider)", () => {
     await o.shutdown(20);
     expect(t.finals()[0]).toMatchObject({ stopReason: "aborted" });
     expect(store.loadContext(t.handle.threadId).length).toBeGreaterThanOrEqual(2);
+    // The sender is told, and so is anyone reading the thread's log later (GET messages).
+    const stopped = "guppy is shutting down: this run was stopped; its progress is saved.";
+    expect(t.notices).toEqual([stopped]);
+    expect(
+      store.readLog(t.handle.threadId).map((e) => [e.isBot ? "guppy" : "user", e.text]),
+    ).toEqual([
+      ["user", "gate forever"],
+      ["guppy", stopped],
+    ]);
   });
 });
