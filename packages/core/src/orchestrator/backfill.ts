@@ -51,12 +51,26 @@ export function writeCursor(store: Store, threadId: string, cursor: SavedCursor)
   overwriteInPlace(join(store.threadDir(threadId), LOG_CURSOR_FILE), `${line.padStart(31, " ")}\n`);
 }
 
+const logLine = (e: LogEntry) => `[${e.date}] ${e.userName || e.userId}: ${e.text}`;
+
 /** The backfilled entries as one user message, oldest first. */
 export function backfillMessage(entries: readonly LogEntry[]): AgentMessage {
-  const lines = entries.map((e) => `[${e.date}] ${e.userName || e.userId}: ${e.text}`);
   return {
     role: "user",
-    content: `Messages posted in this thread while I was not running (for context; not addressed to me unless they say so):\n${lines.join("\n")}`,
+    content: `Messages posted in this thread while I was not running (for context; not addressed to me unless they say so):\n${entries.map(logLine).join("\n")}`,
+    timestamp: Date.now(),
+  };
+}
+
+/**
+ * A prompt whose run guppy's stop cut short (it had run tools, so it was not run again) and the
+ * notice the thread got instead of an answer, as one user message in the same form: the killed
+ * run may have saved none of it to the context, and the agent's next run should know.
+ */
+export function interruptedRunMessage(prompt: LogEntry, notice: LogEntry): AgentMessage {
+  return {
+    role: "user",
+    content: `A message of this thread whose run was interrupted when guppy stopped, and what the thread was told instead of an answer (for context):\n${logLine(prompt)}\n${logLine(notice)}`,
     timestamp: Date.now(),
   };
 }

@@ -10,7 +10,7 @@ import type { Store } from "../store/create-store.js";
 import type { LogEntry } from "../store/log-entry.js";
 import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
 import type { SavedThreadStatus, ThreadFigures } from "../store/thread-status-file.js";
-import { backfillMessage } from "./backfill.js";
+import { backfillMessage, interruptedRunMessage } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
 import { createLogTail, type LogTail } from "./log-tail.js";
 import type {
@@ -451,9 +451,29 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     const excerpt = record.text.length > 80 ? `${record.text.slice(0, 79)}…` : record.text;
     const done = replay.tools.map((t) => `${t.name} ${t.args}`).join("; ");
     const text = `guppy stopped while working on your message "${excerpt}" (received ${record.at}), so that run was interrupted. It had already run: ${done}. It was not run again, to avoid repeating those actions; send it again if you want it finished.`;
-    logNotice(threadId, record, text);
+    const notice = logNotice(threadId, record, text);
     // The interrupted prompt's log line is answered by the notice: not something to backfill.
     rememberRun(actor, record.messageId ?? record.id);
+    // The context learns of both (the killed run saved nothing of its last turn there). The
+    // runner holds the context in memory: dropped (no run is active), appended to, reloaded.
+    try {
+      actor.runner = undefined;
+      store.appendContext(threadId, [
+        interruptedRunMessage(
+          {
+            date: record.at,
+            messageId: record.messageId ?? record.id,
+            userId: record.userId ?? "",
+            userName: record.userName ?? record.userId ?? "user",
+            text: record.text,
+            isBot: false,
+          },
+          notice,
+        ),
+      ]);
+    } catch (error) {
+      logger.error(`Could not save the context of ${threadId}`, { error: String(error) });
+    }
     inbox.done(threadId, record.id, "interrupted-reported");
     counts.reported++;
     emit({ type: "replayed", threadId, inboxId: record.id, action: "reported" });

@@ -608,6 +608,9 @@ describe("orchestrator (faux provider)", () => {
         /interrupted.*bash \{"command":"rm -rf tmp"\}.*not run again/,
       );
       expect(requests).toEqual(["never started"]);
+      // The agent knows of the interrupted prompt: its context has it, with the notice.
+      const context = JSON.stringify(store.loadContext(id));
+      expect(context).toMatch(/run was interrupted.*delete the temp files.*guppy: guppy stopped/);
       const log = store.readLog(id);
       expect(log.map((e) => e.isBot)).toEqual([true, false, true]);
       expect(log[0]?.text).toMatch(/interrupted/);
