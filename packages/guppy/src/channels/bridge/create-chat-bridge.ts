@@ -7,6 +7,7 @@ import { registerChannelLink } from "./channel-links.js";
 import { helpText, parseChatCommand, runThreadCommand } from "./chat-commands.js";
 import { createChatThreadHandle, postSplit, type ReplySettings } from "./chat-thread-handle.js";
 import { downloadAttachments } from "./download-attachments.js";
+import { createThreadPosts } from "./thread-posts.js";
 
 export interface ChatBridgeOptions {
   /** The adapter name: the `adapter` part of thread ids and the access channel name. */
@@ -29,7 +30,7 @@ export interface ChatBridge {
 }
 
 /** A Chat SDK thread or channel: where commands and access replies are posted. */
-type Postable = Pick<Thread, "post">;
+type Postable = Pick<Thread, "post" | "id">;
 
 function userOf(message: Message): ChatUser {
   const name = message.author.userName || message.author.fullName;
@@ -44,6 +45,7 @@ function userOf(message: Message): ChatUser {
 export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBridge {
   const { adapterName, orchestrator, access, logger, reply } = options;
   const pending = new Set<Promise<unknown>>();
+  const posts = createThreadPosts();
   /**
    * A platform slash command names a channel, not a thread (Slack: `slack:C123`, while its threads
    * are `slack:C123:<ts>`): it applies to the thread that last got a prompt in that channel.
@@ -55,40 +57,54 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     return p;
   };
 
-  const say = async (where: Postable, text: string): Promise<void> => {
-    try {
-      await postSplit(where as Thread, text, reply);
-    } catch (error) {
-      logger.warn("channel: could not post a reply", {
-        channel: adapterName,
-        error: String(error),
-      });
-    }
+  /**
+   * Posts `text` to `where` after the thread's earlier posts, off the intake path: the channel's
+   * handler does not wait for it (a 429 on one chat must not hold up every chat's messages).
+   */
+  const say = (where: Postable, text: string | Promise<string | undefined>): void => {
+    const posted = Promise.resolve(text).then((ready) =>
+      ready === undefined
+        ? undefined
+        : posts.post(where.id, async () => {
+            try {
+              await postSplit(where as Thread, ready, reply);
+            } catch (error) {
+              logger.warn("channel: could not post a reply", {
+                channel: adapterName,
+                error: String(error),
+              });
+            }
+          }),
+    );
+    track(posted);
   };
 
-  /** A command from a slash-command event or a message; returns after the reply is posted. */
-  const command = async (
+  /**
+   * A command from a slash-command event or a message. Whatever it does to the thread is done
+   * (or, for /new and /compact, queued behind the running turn) before this returns; its reply
+   * is posted when it is ready, without holding up the channel.
+   */
+  const command = (
     where: Postable,
     threadId: string,
     user: ChatUser,
     name: NonNullable<ReturnType<typeof parseChatCommand>>,
-  ): Promise<void> => {
+  ): void => {
     if (name.command === "start" && name.args) {
       const decision = access.redeemInvite(adapterName, user, name.args);
       if (decision.kind === "allow")
-        await say(where, `Welcome! You can talk to me now.\n\n${helpText()}`);
-      else if (decision.kind === "refuse" && decision.reply) await say(where, decision.reply);
+        say(where, `Welcome! You can talk to me now.\n\n${helpText()}`);
+      else if (decision.kind === "refuse" && decision.reply) say(where, decision.reply);
       return;
     }
     const decision = access.check(adapterName, user);
     if (decision.kind !== "allow") {
-      if (decision.reply) await say(where, decision.reply);
+      if (decision.reply) say(where, decision.reply);
       return;
     }
-    if (name.command === "start")
-      await say(where, `Hi! Send me a message to start.\n\n${helpText()}`);
-    else if (name.command === "help") await say(where, helpText());
-    else await say(where, await runThreadCommand(orchestrator, threadId, name.command, name.args));
+    if (name.command === "start") say(where, `Hi! Send me a message to start.\n\n${helpText()}`);
+    else if (name.command === "help") say(where, helpText());
+    else say(where, runThreadCommand(orchestrator, threadId, name.command, name.args));
   };
 
   const prompt = async (thread: Thread, message: Message, user: ChatUser): Promise<void> => {
@@ -125,11 +141,17 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       ...(user.name ? { userName: user.name } : {}),
     });
     if (result.status === "refused" || result.status === "dropped") {
-      await say(thread, `Not accepted: ${result.reason}`);
+      say(thread, `Not accepted: ${result.reason}`);
     }
     track(handle.idle());
   };
 
+  /**
+   * One incoming message. The channel may acknowledge it once this resolves (Telegram confirms
+   * the update with its next getUpdates, which waits for every handler of the batch), so it
+   * resolves as soon as the prompt is in the durable inbox or the command has acted — replies,
+   * and commands that wait for a running turn, go on behind it.
+   */
   const onMessage = async (thread: Thread, message: Message, addressed: boolean): Promise<void> => {
     if (message.author.isMe || message.author.isBot === true) return;
     const user = userOf(message);
@@ -141,7 +163,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     if (parsed) return command(thread, thread.id, user, parsed);
     const decision = access.check(adapterName, user);
     if (decision.kind !== "allow") {
-      if (decision.reply) await say(thread, decision.reply);
+      if (decision.reply) say(thread, decision.reply);
       return;
     }
     await prompt(thread, message, user);
@@ -174,7 +196,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       const parsed = parseChatCommand(`${event.command} ${event.text}`);
       if (!parsed || event.user.isMe) return;
       const name = event.user.userName || event.user.fullName;
-      await command(
+      command(
         event.channel,
         lastThreadInChannel.get(event.channel.id) ?? event.channel.id,
         { id: event.user.userId, ...(name ? { name } : {}) },

@@ -1,0 +1,124 @@
+import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createTelegramChannel } from "../../src/channels/telegram/create-telegram-channel.js";
+import type { GatewayChannel } from "../../src/gateway/gateway-channel.js";
+import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
+import { type FakeBotApi, startFakeBotApi } from "./helpers/fake-bot-api.js";
+import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
+
+const ANN = { id: 1001, name: "ann" };
+const BOB = { id: 1002, name: "bob" };
+
+/** The last user message of a request (what the prompt said). */
+function promptOf(request: ChatCompletionRequest): string {
+  const last = lastMessage(request);
+  return requestText({ ...request, messages: last ? [last] : [] });
+}
+
+/** "long-task" → bash `sleep 20`; a tool result → "task finished"; else an echo of the prompt. */
+function script(request: ChatCompletionRequest): FixtureResponse {
+  const last = lastMessage(request);
+  if (last?.role === "tool") return { content: "task finished" };
+  const text = promptOf(request);
+  if (text.includes("long-task"))
+    return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: "sleep 20" }) }] };
+  return { content: `ECHO ${text.split("\n")[0]}` };
+}
+
+async function until<T>(
+  what: string,
+  probe: () => T | undefined | false,
+  timeoutMs = 15_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
+  let llm: MockLlm;
+  let api: FakeBotApi;
+  let runtime: TestRuntime;
+  let channel: GatewayChannel;
+
+  beforeAll(async () => {
+    llm = await startMockLlm((request) => script(request));
+  });
+  afterAll(async () => {
+    await llm.stop();
+  });
+  afterEach(async () => {
+    await runtime?.orchestrator.shutdown(0);
+    await channel?.stop();
+    await runtime?.stop();
+    await api?.stop();
+  });
+
+  async function start(env: Record<string, string> = {}) {
+    api = await startFakeBotApi();
+    runtime = await startRuntime(llm, {
+      TELEGRAM_BOT_TOKEN: api.token,
+      GUPPY_TELEGRAM_API_URL: api.apiUrl,
+      GUPPY_ACCESS_POLICY: "open",
+      ...env,
+    });
+    channel = createTelegramChannel({ editIntervalMs: 50, pollTimeoutSeconds: 1 });
+    await channel.start(runtime.context);
+  }
+
+  describe("intake is never held up by one chat's replies or commands", () => {
+    it("answers another user at once while a reply to /help waits out a 429", async () => {
+      await start();
+      api.failNext(
+        "sendMessage",
+        1,
+        429,
+        "Too Many Requests: retry after 3",
+        { parameters: { retry_after: 3 } },
+        (body) => String(body.chat_id) === String(ANN.id),
+      );
+      api.say(ANN, "/help");
+      await until("the 429", () => api.calls.some((c) => c.failed === 429));
+      const t0 = Date.now();
+      api.say(BOB, "hi from bob");
+      await until("bob's answer", () => api.texts(BOB.id).length > 0);
+      expect(Date.now() - t0).toBeLessThan(2500);
+      // The /help reply still arrives once the wait is over.
+      await until("ann's help", () => api.texts(ANN.id).some((t) => t.includes("/status")), 8000);
+    });
+
+    it("keeps polling while /new waits for a running turn; /stop then stops it at once", async () => {
+      await start();
+      const threadId = `telegram:${ANN.id}`;
+      api.say(ANN, "please do the long-task");
+      await until("the tool run", () => runtime.orchestrator.status(threadId).state === "running");
+      api.say(ANN, "/new");
+      await pause(300);
+      const t0 = Date.now();
+      api.say(BOB, "hi, I am bob");
+      await until("bob's answer", () => api.texts(BOB.id).length > 0);
+      expect(Date.now() - t0).toBeLessThan(3000);
+      api.say(ANN, "/stop");
+      await until(
+        "the run to stop",
+        () => runtime.orchestrator.status(threadId).state !== "running",
+      );
+      expect(Date.now() - t0).toBeLessThan(5000);
+      const texts = await until("ann's replies", () => {
+        const t = api.texts(ANN.id);
+        return t.some((x) => x.includes("new conversation")) &&
+          t.some((x) => x.includes("Stopping"))
+          ? t
+          : undefined;
+      });
+      expect(texts.join("\n")).not.toContain("Nothing stopped");
+      expect(texts.find((x) => x.includes("new conversation"))).toContain("archived");
+    });
+  });
+});
