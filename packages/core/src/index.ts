@@ -78,7 +78,12 @@ export type {
   SendResult,
   ThreadStatus,
 } from "./orchestrator/orchestrator-types.js";
-export type { ActorMessage, PromptSender, ThreadHandle } from "./orchestrator/thread-handle.js";
+export type {
+  ActorMessage,
+  PromptContent,
+  PromptSender,
+  ThreadHandle,
+} from "./orchestrator/thread-handle.js";
 export {
   type BootstrapFile,
   type BootstrapFileName,

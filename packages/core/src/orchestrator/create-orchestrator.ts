@@ -19,7 +19,7 @@ import type {
   OrchestratorListener,
 } from "./orchestrator-events.js";
 import type { ChannelLink, Orchestrator, SendResult, ThreadStatus } from "./orchestrator-types.js";
-import type { ActorMessage, ThreadHandle } from "./thread-handle.js";
+import type { ActorMessage, PromptContent, ThreadHandle } from "./thread-handle.js";
 
 export interface OrchestratorOptions {
   store: Store;
@@ -48,6 +48,10 @@ interface QueuedPrompt {
   thread?: ThreadHandle;
   /** Set when the prompt comes from the inbox of an earlier process and had started there. */
   replay?: PendingPrompt;
+  /** What the channel is still fetching for it (attachments): awaited before its run. */
+  content?: Promise<PromptContent>;
+  /** What `content` resolved to: the run's text and images instead of the record's. */
+  ready?: PromptContent;
 }
 
 /** One thread's actor, kept while the thread is active (evicted at its idle timeout: `deactivate`). */
@@ -98,6 +102,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   const counts = { accepted: 0, busy: 0, runs: 0, replayed: 0, reported: 0 };
   let started = false;
   let stopping = false;
+  /** Resolves when `shutdown` begins: a prompt waiting for its content stops waiting then. */
+  let stopNow: () => void = () => {};
+  const stopped = new Promise<undefined>((resolve) => {
+    stopNow = () => resolve(undefined);
+  });
 
   const emit = (event: OrchestratorEvent) => {
     for (const listener of listeners) {
@@ -267,6 +276,18 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       }
       const item = actor.queue.shift() as QueuedPrompt;
       actor.current = item;
+      // Its attachments are still being fetched: it waits for them in its place, without a slot.
+      if (item.content) {
+        const ready = await Promise.race([item.content.catch(() => undefined), stopped]);
+        if (stopping) {
+          // Not started: it stays accepted in the inbox (with its saved text) for the next start.
+          actor.current = undefined;
+          actor.queue.unshift(item);
+          break;
+        }
+        item.content = undefined;
+        if (ready) item.ready = ready;
+      }
       // The place in the FIFO is taken at once; a new thread's files are created meanwhile.
       if (actor.runner) await limiter.acquire();
       else await Promise.all([limiter.acquire(), openFiles(actor.threadId)]);
@@ -336,8 +357,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     let ended = false;
     try {
       const result = await runner.prompt({
-        text: record.text,
-        images: record.images as ImageContent[] | undefined,
+        text: item.ready?.text ?? record.text,
+        images: item.ready ? item.ready.images : (record.images as ImageContent[] | undefined),
         messageId: promptId,
         userId: record.userId,
         userName: record.userName,
@@ -588,7 +609,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
           );
           counts.accepted++;
           touch(actor);
-          actor.queue.push({ record, thread: message.thread });
+          actor.queue.push({
+            record,
+            thread: message.thread,
+            ...(message.content ? { content: message.content } : {}),
+          });
           const position = actor.queue.length - 1 + (actor.current ? 1 : 0);
           emit({ type: "queued", threadId, inboxId: record.id, position });
           startDrain(actor);
@@ -735,6 +760,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     async shutdown(graceMs) {
       if (stopping) return;
       stopping = true;
+      stopNow();
       for (const actor of actors.values()) {
         if (actor.idleTimer) clearTimeout(actor.idleTimer);
         actor.idleTimer = undefined;

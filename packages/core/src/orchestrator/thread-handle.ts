@@ -26,6 +26,12 @@ export interface PromptSender {
   userName?: string;
 }
 
+/** A prompt's text and images as its run gets them (see `content` below). */
+export interface PromptContent {
+  text: string;
+  images?: ImageContent[];
+}
+
 /** What the orchestrator routes to a thread's actor (seed 002: prompt queues; steer and abort bypass). */
 export type ActorMessage =
   | ({
@@ -39,6 +45,14 @@ export type ActorMessage =
        * `SendResult.synced` resolves once it is on disk — await it before acknowledging.
        */
       deferSync?: boolean;
+      /**
+       * The prompt's final text and images while the channel still fetches part of them (its
+       * attachments): `send` saves `text` and `images` at once — what a run after a restart gets,
+       * as the fetch is lost — and the prompt waits in its place in the queue (the thread's later
+       * prompts behind it, holding no run slot) until `content` resolves, then runs with that.
+       * Should not reject; if it does, the saved text runs.
+       */
+      content?: Promise<PromptContent>;
     } & PromptSender)
   | { type: "steer"; text: string; thread?: ThreadHandle }
   | { type: "abort"; thread?: ThreadHandle };

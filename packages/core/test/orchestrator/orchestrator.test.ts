@@ -243,6 +243,50 @@ describe("orchestrator (faux provider)", () => {
     expect(journalAtStart[1]).toContain(`"id":"${sent.inboxId}"`);
   });
 
+  it("runs a prompt whose content is still being fetched in its place, with that content", async () => {
+    const o = make();
+    await o.start();
+    const t = recordingHandle("test:c:content");
+    const id = t.handle.threadId;
+    let fetched: (content: { text: string }) => void = () => {};
+    const content = new Promise<{ text: string }>((resolve) => {
+      fetched = resolve;
+    });
+    const sent = o.send(id, { type: "prompt", text: "photo (saved)", content, thread: t.handle });
+    expect(sent.status).toBe("queued");
+    o.send(id, { type: "prompt", text: "and translate it", thread: t.handle });
+    await new Promise((r) => setTimeout(r, 50));
+    // The later prompt waits behind the one whose attachments are still coming.
+    expect(requests).toEqual([]);
+    expect(o.status(id).queued).toBe(2);
+    fetched({ text: "photo [attachment saved: /x/p.jpg]" });
+    await until(() => t.finals().length === 2);
+    expect(requests).toEqual(["photo [attachment saved: /x/p.jpg]", "and translate it"]);
+    expect(store.readLog(id)[0]?.text).toBe("photo [attachment saved: /x/p.jpg]");
+  });
+
+  it("keeps a prompt still waiting for its content in the inbox at shutdown, with its saved text", async () => {
+    const o = make();
+    await o.start();
+    const t = recordingHandle("test:c:content-stop");
+    const id = t.handle.threadId;
+    // An active thread: a prompt with nothing to wait for would start at once.
+    o.send(id, { type: "prompt", text: "hello", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    const never = new Promise<{ text: string }>(() => {});
+    o.send(id, { type: "prompt", text: "photo (saved)", content: never, thread: t.handle });
+    await new Promise((r) => setTimeout(r, 50));
+    const t0 = Date.now();
+    await o.shutdown(5000);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(requests).toEqual(["hello"]);
+    const next = make();
+    next.registerChannel({ adapterId: "test", threadHandle: () => t.handle });
+    await next.start();
+    await until(() => t.finals().length === 2);
+    expect(requests).toEqual(["hello", "photo (saved)"]);
+  });
+
   it("reports the context engine's figures in status and compacts on request", async () => {
     const o = make({
       createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),

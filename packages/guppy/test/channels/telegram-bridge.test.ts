@@ -41,6 +41,15 @@ async function until<T>(
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A 1×1 PNG. */
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  "base64",
+);
+const photo = (fileId: string) => [
+  { file_id: fileId, file_unique_id: `u-${fileId}`, width: 1, height: 1, file_size: PNG.length },
+];
+
 describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
   let llm: MockLlm;
   let api: FakeBotApi;
@@ -71,6 +80,9 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     channel = createTelegramChannel({ editIntervalMs: 50, pollTimeoutSeconds: 1 });
     await channel.start(runtime.context);
   }
+
+  /** The prompts the LLM was asked about since request `from`. */
+  const prompts = (from = 0) => llm.requests().slice(from).map(promptOf);
 
   describe("intake is never held up by one chat's replies or commands", () => {
     it("answers another user at once while a reply to /help waits out a 429", async () => {
@@ -119,6 +131,59 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       });
       expect(texts.join("\n")).not.toContain("Nothing stopped");
       expect(texts.find((x) => x.includes("new conversation"))).toContain("archived");
+    });
+
+    it("answers another user while a photo is still downloading", async () => {
+      await start();
+      api.files.set("SLOW", PNG);
+      api.fileDelays.set("SLOW", 4000);
+      api.sayRaw(ANN, { photo: photo("SLOW"), caption: "what is in this photo?" });
+      await until("the download to start", () => api.calls.some((c) => c.method === "FILE"));
+      const t0 = Date.now();
+      api.say(BOB, "hi from bob");
+      await until("bob's answer", () => api.texts(BOB.id).length > 0);
+      expect(Date.now() - t0).toBeLessThan(2500);
+      await until("ann's answer", () => api.texts(ANN.id).length > 0, 10_000);
+    });
+  });
+
+  describe("attachments keep the thread's order", () => {
+    it("runs a photo sent before a text first, though its download takes longer", async () => {
+      await start();
+      api.files.set("P1", PNG);
+      api.fileDelays.set("P1", 1500);
+      const before = llm.requests().length;
+      api.sayRaw(ANN, { photo: photo("P1"), caption: "first: what is in this photo?" });
+      api.say(ANN, "second: and now translate it");
+      await until("both answers", () => (api.texts(ANN.id).length >= 2 ? true : undefined));
+      const asked = prompts(before);
+      expect(asked.map((p) => p.split("\n")[0])).toEqual([
+        "first: what is in this photo?",
+        "second: and now translate it",
+      ]);
+      expect(asked[0]).toMatch(/\[attachment saved: .*attachment-0\.jpeg\]/);
+      expect(api.texts(ANN.id)[0]).toContain("first");
+    });
+
+    it("lists an album's files in the message's order, not in the order their downloads end", async () => {
+      await start();
+      const delays = [900, 450, 0];
+      for (const [i, delay] of delays.entries()) {
+        api.files.set(`A${i}`, PNG);
+        api.fileDelays.set(`A${i}`, delay);
+      }
+      const before = llm.requests().length;
+      for (const i of delays.keys()) {
+        api.sayRaw(ANN, {
+          media_group_id: "album-1",
+          photo: photo(`A${i}`),
+          ...(i === 0 ? { caption: "compare these three" } : {}),
+        });
+      }
+      await until("the album's answer", () => api.texts(ANN.id).length > 0, 10_000);
+      const [asked] = prompts(before);
+      const files = [...(asked ?? "").matchAll(/attachment saved: \S*-(attachment-\d)\.jpeg/g)];
+      expect(files.map((m) => m[1])).toEqual(["attachment-0", "attachment-1", "attachment-2"]);
     });
   });
 });

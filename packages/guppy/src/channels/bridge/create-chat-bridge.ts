@@ -1,12 +1,19 @@
 import { join } from "node:path";
-import type { ChannelLink, GroupReplies, Logger, Orchestrator, Store } from "@guppy/core";
+import type {
+  ChannelLink,
+  GroupReplies,
+  Logger,
+  Orchestrator,
+  PromptContent,
+  Store,
+} from "@guppy/core";
 import type { Chat, Message, Thread } from "chat";
 import type { ChatUser } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
 import { registerChannelLink } from "./channel-links.js";
 import { helpText, parseChatCommand, runThreadCommand } from "./chat-commands.js";
 import { createChatThreadHandle, postSplit, type ReplySettings } from "./chat-thread-handle.js";
-import { downloadAttachments } from "./download-attachments.js";
+import { planAttachmentDownloads } from "./download-attachments.js";
 import { createThreadPosts } from "./thread-posts.js";
 
 export interface ChatBridgeOptions {
@@ -18,7 +25,7 @@ export interface ChatBridgeOptions {
   logger: Logger;
   groupReplies: GroupReplies;
   reply: ReplySettings;
-  /** How long a prompt waits for its attachments before it is sent without the missing ones. */
+  /** How long a prompt waits for its attachments before it runs without the missing ones. */
   attachmentWaitMs?: number;
 }
 
@@ -107,39 +114,42 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     else say(where, runThreadCommand(orchestrator, threadId, name.command, name.args));
   };
 
-  const prompt = async (thread: Thread, message: Message, user: ChatUser): Promise<void> => {
+  /**
+   * Sends a prompt; it is in the durable inbox when this returns. Attachments are downloaded
+   * behind it: the prompt is saved with the paths they go to, keeps its place in the thread's
+   * queue while they download, and runs with them (see `content` of a prompt).
+   */
+  const prompt = (thread: Thread, message: Message, user: ChatUser): void => {
     const threadId = thread.id;
-    let text = message.text;
-    let images: Awaited<ReturnType<typeof downloadAttachments>>["images"] = [];
-    if (message.attachments.length > 0) {
-      const dir = join(options.store.threadDir(threadId), "attachments");
-      const download = downloadAttachments(message.attachments, dir, logger);
-      const timeout = new Promise<undefined>((resolve) =>
-        setTimeout(() => resolve(undefined), options.attachmentWaitMs ?? 15_000).unref(),
-      );
-      const got = await Promise.race([download, timeout]);
-      if (got) {
-        images = got.images;
-        const lines = [
-          ...got.files.map((f) => `[attachment saved: ${f}]`),
-          ...got.failures.map((f) => `[attachment could not be downloaded: ${f}]`),
-        ];
-        if (lines.length > 0) text = `${text}\n\n${lines.join("\n")}`.trim();
-      } else {
-        text = `${text}\n\n[attachments still downloading to ${dir}]`.trim();
-      }
-    }
+    const downloads =
+      message.attachments.length > 0
+        ? planAttachmentDownloads(
+            message.text,
+            message.attachments,
+            join(options.store.threadDir(threadId), "attachments"),
+            logger,
+            options.attachmentWaitMs ?? 15_000,
+          )
+        : undefined;
+    // The downloads start only once the prompt is accepted (not for a busy or refused one).
+    let begin = () => {};
+    const content =
+      downloads &&
+      new Promise<PromptContent>((resolve) => {
+        begin = () => resolve(downloads.run());
+      });
     lastThreadInChannel.set(thread.channelId, threadId);
     const handle = createChatThreadHandle(threadId, thread, reply, logger);
     const result = orchestrator.send(threadId, {
       type: "prompt",
-      text,
-      ...(images.length > 0 ? { images } : {}),
+      text: downloads?.savedText ?? message.text,
+      ...(content ? { content } : {}),
       thread: handle,
       messageId: message.id,
       userId: user.id,
       ...(user.name ? { userName: user.name } : {}),
     });
+    if (result.status === "queued") begin();
     if (result.status === "refused" || result.status === "dropped") {
       say(thread, `Not accepted: ${result.reason}`);
     }
@@ -166,7 +176,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       if (decision.reply) say(thread, decision.reply);
       return;
     }
-    await prompt(thread, message, user);
+    prompt(thread, message, user);
   };
 
   const guard = (fn: () => Promise<void>): Promise<void> =>
