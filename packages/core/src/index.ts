@@ -75,6 +75,7 @@ export type {
 export type {
   ChannelLink,
   Orchestrator,
+  ResetResult,
   SendResult,
   ThreadStatus,
 } from "./orchestrator/orchestrator-types.js";

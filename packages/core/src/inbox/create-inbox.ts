@@ -49,6 +49,12 @@ export interface Inbox {
    * prompts rejects).
    */
   written(record: AcceptedRecord): void;
+  /**
+   * A channel message the thread acted on without a prompt (`/new`): its id is kept like an
+   * answered prompt's (a `ran` line, a plain append) until the thread is cleared, so the message
+   * delivered again after a restart is recognised. Never throws.
+   */
+  handled(threadId: string, messageId: string): void;
   tool(threadId: string, id: string, name: string, args: unknown): void;
   done(threadId: string, id: string, outcome: InboxOutcome): void;
   /** Accepted prompts without a `done` line, in the order they were accepted. */
@@ -193,9 +199,9 @@ export function createInbox(options: {
    * A progress line: written (after its prompt's accepted line, when that is still deferred),
    * applied, never thrown (the run goes on either way).
    */
-  const progress = (record: Extract<InboxRecord, { t: "tool" | "done" | "cleared" }>) => {
+  const progress = (record: Extract<InboxRecord, { t: "tool" | "done" | "ran" | "cleared" }>) => {
     try {
-      if (record.t !== "cleared") {
+      if (record.t === "tool" || record.t === "done") {
         const threadId = owners.get(record.id);
         const accepted = threadId ? threads.get(threadId)?.pending.get(record.id) : undefined;
         const through = accepted ? deferredAs.get(accepted.record) : undefined;
@@ -208,12 +214,16 @@ export function createInbox(options: {
     apply(record);
   };
 
+  const newId = () => {
+    counter = (counter + 1) % 1_000_000;
+    return `in-${Date.now().toString(36)}-${counter.toString(36)}`;
+  };
+
   return {
     accept(threadId, fields, deferSync = false) {
-      counter = (counter + 1) % 1_000_000;
       const record: AcceptedRecord = {
         t: "accepted",
-        id: `in-${Date.now().toString(36)}-${counter.toString(36)}`,
+        id: newId(),
         threadId,
         at: new Date().toISOString(),
         ...fields,
@@ -235,6 +245,9 @@ export function createInbox(options: {
       } catch (error) {
         logger.error(`Could not write the inbox journal ${path}`, { error: String(error) });
       }
+    },
+    handled(threadId, messageId) {
+      progress({ t: "ran", id: newId(), threadId, messageId });
     },
     tool(_threadId, id, name, args) {
       let text: string;

@@ -25,7 +25,8 @@ export type InboxRecord =
   | { t: "done"; id: string; at: string; outcome: InboxOutcome }
   /**
    * An answered prompt, kept (without its text) until its thread is cleared: after a crash its
-   * log line must not be backfilled as a message posted beside the runs.
+   * log line must not be backfilled as a message posted beside the runs, and the message
+   * delivered again is known. Also written for a command the thread acted on (`/new`).
    */
   | { t: "ran"; id: string; threadId: string; messageId?: string }
   /** The thread went idle with every prompt answered: its earlier lines are history. */

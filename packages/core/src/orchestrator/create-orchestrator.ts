@@ -18,7 +18,14 @@ import type {
   OrchestratorEvent,
   OrchestratorListener,
 } from "./orchestrator-events.js";
-import type { ChannelLink, Orchestrator, SendResult, ThreadStatus } from "./orchestrator-types.js";
+import type {
+  ChannelLink,
+  Orchestrator,
+  ResetResult,
+  SendResult,
+  ThreadStatus,
+} from "./orchestrator-types.js";
+import { loadRecentMessageIds, type RecentMessageIds } from "./recent-message-ids.js";
 import type { ActorMessage, PromptContent, ThreadHandle } from "./thread-handle.js";
 
 export interface OrchestratorOptions {
@@ -73,6 +80,8 @@ interface Actor {
   compacting?: Promise<void>;
   /** Run synchronously when the current run ends (reset / compact wait for it). */
   afterRun?: Array<() => void>;
+  /** The channel message ids it has accepted lately (see `recentIds`). */
+  recent?: RecentMessageIds;
 }
 
 /** Threads' status.json kept read (see `savedStatus`): past this the cache starts over. */
@@ -157,6 +166,27 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       actors.set(key, actor);
     }
     return actor;
+  };
+  /** The thread's recent message ids, read when first needed while its actor lives. */
+  const recentIds = (actor: Actor): RecentMessageIds => {
+    actor.recent ??= loadRecentMessageIds(
+      store,
+      actor.threadId,
+      inbox.promptIds(actor.threadId),
+      logger,
+    );
+    return actor.recent;
+  };
+  /** Drops an actor created only to find a message was delivered again: nothing else of it runs. */
+  const forget = (actor: Actor) => {
+    const key = canonicalThreadId(actor.threadId);
+    if (actors.get(key) === actor) actors.delete(key);
+  };
+  /** A message delivered again: dropped without a word to anyone but the debug log. */
+  const isDuplicate = (actor: Actor, messageId: string | undefined): boolean => {
+    if (messageId === undefined || !recentIds(actor).has(messageId)) return false;
+    logger.debug(`Dropped a message ${actor.threadId} has already accepted`, { messageId });
+    return true;
   };
   /** The canonical spelling of `threadId` (its actor's and saved status's key); none if invalid. */
   const keyOf = (threadId: string): string | undefined => {
@@ -556,7 +586,14 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     send(spelling: string, message: ActorMessage): SendResult {
       try {
         if (stopping) return { status: "refused", reason: "guppy is shutting down" };
+        // A channel's message id is checked against the thread's recent ones (none: no cost).
+        const checked = message.type === "prompt" ? message.messageId : undefined;
+        const fresh = checked !== undefined && !actors.has(canonicalThreadId(spelling));
         const actor = actorFor(spelling);
+        if (isDuplicate(actor, checked)) {
+          if (fresh) forget(actor);
+          return { status: "duplicate" };
+        }
         // A channel's prompt (it brings a handle) names the thread as that channel does. An actor
         // first addressed otherwise (by the API, after a restart) takes that spelling when nothing
         // of it runs or waits: deactivated first (cursor saved, inbox cleared and files closed
@@ -608,6 +645,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
             }),
           );
           counts.accepted++;
+          if (message.messageId !== undefined) actor.recent?.add(message.messageId);
           touch(actor);
           actor.queue.push({
             record,
@@ -671,12 +709,20 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       links.set(link.adapterId, link);
     },
 
-    async reset(threadId) {
+    async reset(threadId, messageId): Promise<ResetResult> {
+      const fresh = !actors.has(canonicalThreadId(threadId));
       const actor = actorFor(threadId);
+      if (isDuplicate(actor, messageId)) {
+        if (fresh) forget(actor);
+        return { status: "duplicate" };
+      }
+      if (messageId !== undefined) actor.recent?.add(messageId);
       // After a /compact under way (its runner is busy until then), as after a running turn.
       while (actor.compacting) await actor.compacting;
-      return whenNotRunning(actor, () => {
+      return whenNotRunning(actor, (): ResetResult => {
         const archived = actor.runner ? actor.runner.reset() : store.archiveContext(actor.threadId);
+        // On disk with the archive (the same stretch of code): a restart knows this /new.
+        if (messageId !== undefined) inbox.handled(actor.threadId, messageId);
         // The saved figures are the old context's: a fresh thread's replace them.
         actor.snapshot = actor.runner
           ? snapshot(actor.runner.stats())
@@ -689,7 +735,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
             };
         saveStatus(actor);
         idleIfQuiet(actor);
-        return archived;
+        return archived === undefined ? { status: "reset" } : { status: "reset", archived };
       });
     },
 

@@ -15,9 +15,14 @@ export type SendResult =
       synced?: Promise<void>;
     }
   | { status: "busy"; queued: number }
+  /** The thread has accepted a prompt with this `messageId` already (a message delivered again). */
+  | { status: "duplicate" }
   | { status: "delivered" }
   | { status: "dropped"; reason: string }
   | { status: "refused"; reason: string };
+
+/** What `/new` did: archived the context (its path, when there was one), or nothing (a duplicate). */
+export type ResetResult = { status: "reset"; archived?: string } | { status: "duplicate" };
 
 /** A thread as `/status`, `GET /v1/threads` and the gateway's logs see it. */
 export interface ThreadStatus extends ThreadFigures {
@@ -45,13 +50,21 @@ export interface ChannelLink {
 
 /** The single front door (seed 002): every channel, the event bus and the CLI send through it. */
 export interface Orchestrator {
-  /** Routes a message to the thread's actor, activating it on demand. Never throws. */
+  /**
+   * Routes a message to the thread's actor, activating it on demand. Never throws. A prompt whose
+   * `messageId` the thread has accepted before (pending, answered, or in its recent log) is
+   * dropped — "duplicate", nothing run, nobody told: a channel delivered it again.
+   */
   send(threadId: string, message: ActorMessage): SendResult;
   /** Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id. */
   sendToChannel(adapterId: string, channelId: string, text: string): Promise<string | undefined>;
   registerChannel(link: ChannelLink): void;
-  /** `/new`: archives the thread's context once no run is active; resolves to the archive path. */
-  reset(threadId: string): Promise<string | undefined>;
+  /**
+   * `/new`: archives the thread's context once no run is active. With the channel's `messageId`,
+   * a message the thread has already accepted (the same `/new` delivered again after a restart)
+   * does nothing and resolves to "duplicate".
+   */
+  reset(threadId: string, messageId?: string): Promise<ResetResult>;
   /** `/compact`: forces a compaction of the thread's context; resolves to a one-line report. */
   compact(threadId: string): Promise<string>;
   status(threadId: string): ThreadStatus;

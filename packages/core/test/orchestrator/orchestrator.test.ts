@@ -365,9 +365,9 @@ describe("orchestrator (faux provider)", () => {
     ]);
     const again = o.compact(id);
     await new Promise((r) => setTimeout(r, 20));
-    const archived = await o.reset(id);
+    const reset = await o.reset(id);
     expect(await again).toMatch(/^Compacted:/);
-    expect(archived).toMatch(/context-.*\.jsonl$/);
+    expect(reset.status === "reset" ? reset.archived : undefined).toMatch(/context-.*\.jsonl$/);
     expect(o.status(id)).toMatchObject({ messages: 0, compactions: 0 });
   });
 
@@ -754,6 +754,66 @@ describe("orchestrator (faux provider)", () => {
     ]);
     // Nothing of it is backfilled into the context either: the question and the answer, once.
     expect(store.loadContext(id).map((m) => m.role)).toEqual(["user", "assistant"]);
+  });
+
+  it("drops a prompt whose message id the thread has accepted: queued, answered, after a restart, after its inbox was cleared", async () => {
+    const id = "test:c:again";
+    const t = recordingHandle(id);
+    const prompt = (text: string, messageId: string) =>
+      ({ type: "prompt", text, messageId, thread: t.handle }) as const;
+    const o = make({ idleTimeoutMs: 40 });
+    await o.start();
+    expect(o.send(id, prompt("gate first", "m1")).status).toBe("queued");
+    await gate.entered();
+    // Delivered again while it runs, and while it is still queued.
+    expect(o.send(id, prompt("gate first", "m1"))).toEqual({ status: "duplicate" });
+    expect(o.send(id, prompt("second", "m2")).status).toBe("queued");
+    expect(o.send(id, prompt("second", "m2"))).toEqual({ status: "duplicate" });
+    gate.open();
+    await until(() => t.finals().length === 2);
+    expect(o.send(id, prompt("gate first", "m1"))).toEqual({ status: "duplicate" });
+    // After a restart (the inbox still lists the answered prompts) ...
+    await o.shutdown(0);
+    const next = make({ idleTimeoutMs: 40 });
+    await next.start();
+    expect(next.send(id, prompt("second", "m2"))).toEqual({ status: "duplicate" });
+    // An actor made only to find that holds nothing.
+    expect(next.counters().activeActors).toBe(0);
+    // ... and once the thread ran again, went idle and had its inbox cleared (its log says so).
+    expect(next.send(id, prompt("third", "m3")).status).toBe("queued");
+    await until(() => t.finals().length === 3);
+    await until(() => next.counters().activeActors === 0);
+    expect(readFileSync(join(home, INBOX_FILE), "utf8")).toContain('"t":"cleared"');
+    await next.shutdown(0);
+    const third = make();
+    await third.start();
+    expect(third.send(id, prompt("gate first", "m1"))).toEqual({ status: "duplicate" });
+    expect(third.send(id, prompt("third", "m3"))).toEqual({ status: "duplicate" });
+    expect(third.send(id, prompt("fourth", "m4")).status).toBe("queued");
+    await until(() => t.finals().length === 4);
+    // Each message ran once; nothing was said about the ones dropped.
+    const asked = store
+      .readLog(id)
+      .filter((e) => !e.isBot)
+      .map((e) => e.messageId);
+    expect(asked).toEqual(["m1", "m2", "m3", "m4"]);
+    expect(t.notices).toEqual([]);
+  });
+
+  it("does not archive twice for a /new delivered again, also after a restart", async () => {
+    const { o, t, id } = await threadWithHistory("new-again");
+    expect(await o.reset(id, "n1")).toMatchObject({ status: "reset" });
+    o.send(id, { type: "prompt", text: "after new", messageId: "m9", thread: t.handle });
+    await until(() => t.finals().length === 4);
+    expect(await o.reset(id, "n1")).toEqual({ status: "duplicate" });
+    expect(o.status(id).messages).toBe(2);
+    await o.shutdown(0);
+    const next = make();
+    await next.start();
+    expect(await next.reset(id, "n1")).toEqual({ status: "duplicate" });
+    expect(store.loadContext(id)).toHaveLength(2);
+    expect(await next.reset(id, "n2")).toMatchObject({ status: "reset" });
+    expect(store.loadContext(id)).toHaveLength(0);
   });
 
   it("backfills messages logged while no agent ran, in order and deduplicated by id", async () => {

@@ -118,6 +118,14 @@ export function createHttpApp(options: HttpAppOptions): Hono {
         "busy",
       );
     }
+    if (result.status === "duplicate") {
+      return jsonError(
+        c,
+        409,
+        `Thread ${id} has already accepted a message with message_id ${String(messageId)}.`,
+        "duplicate",
+      );
+    }
     return jsonError(
       c,
       503,

@@ -1,3 +1,4 @@
+import { readdirSync } from "node:fs";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTelegramChannel } from "../../src/channels/telegram/create-telegram-channel.js";
@@ -145,6 +146,27 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       expect(Date.now() - t0).toBeLessThan(2500);
       await until("ann's answer", () => api.texts(ANN.id).length > 0, 10_000);
     });
+  });
+
+  it("answers a message delivered again once, and archives once for a /new delivered again", async () => {
+    await start();
+    const before = llm.requests().length;
+    const first = api.say(ANN, "please book the table (T1)");
+    await until("T1's answer", () => api.texts(ANN.id).length === 1);
+    // Telegram sends an update again when its offset was not confirmed (guppy stopped first).
+    api.push({ message: first.message });
+    const reset = api.say(ANN, "/new");
+    await until("/new's reply", () => api.texts(ANN.id).some((t) => t.includes("conversation")));
+    api.push({ message: reset.message });
+    api.say(ANN, "after both");
+    await until("the last answer", () => api.texts(ANN.id).some((t) => t.includes("after both")));
+    await channel.stop();
+    expect(prompts(before).filter((p) => p.includes("T1"))).toHaveLength(1);
+    expect(api.texts(ANN.id).filter((t) => t.includes("conversation"))).toHaveLength(1);
+    const archives = readdirSync(runtime.store.threadDir(`telegram:${ANN.id}`)).filter((f) =>
+      f.startsWith("context-"),
+    );
+    expect(archives).toHaveLength(1);
   });
 
   describe("attachments keep the thread's order", () => {

@@ -199,6 +199,16 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
       return msgs.length > 0 ? msgs : undefined;
     });
     expect(shortLog[0]).toMatchObject({ text: "spelt short" });
+    // A message_id the thread has accepted already (a client sending it again) is refused.
+    const post = () =>
+      s.api("/v1/threads/http:api:ids/messages", {
+        method: "POST",
+        body: JSON.stringify({ text: "only once", message_id: "client-1" }),
+      });
+    expect((await post()).status).toBe(202);
+    const again = await post();
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: { type: string } }).error.type).toBe("duplicate");
     // A body without a Content-Length (chunked) is read up to the limit, then refused.
     const chunked = (text: string) =>
       s.api("/v1/threads/http:api:chunked/messages", {

@@ -47,19 +47,23 @@ export function statusText(status: ThreadStatus): string {
 
 /**
  * Runs a command that needs an admitted user (everything but /start and /help) and returns the
- * reply text. Never throws: failures become a one-line reply.
+ * reply text — none for a `/new` the thread has handled already (its `messageId` delivered
+ * again). What it does to the thread is done, or queued, before the first await. Never throws:
+ * failures become a one-line reply.
  */
 export async function runThreadCommand(
   orchestrator: Orchestrator,
   threadId: string,
   command: Exclude<ChatCommandName, "start" | "help">,
   args: string,
-): Promise<string> {
+  messageId?: string,
+): Promise<string | undefined> {
   try {
     switch (command) {
       case "new": {
-        const archived = await orchestrator.reset(threadId);
-        return archived
+        const result = await orchestrator.reset(threadId, messageId);
+        if (result.status === "duplicate") return undefined;
+        return result.archived
           ? "Started a new conversation (the previous one is archived)."
           : "Started a new conversation.";
       }

@@ -14,6 +14,7 @@ import { registerChannelLink } from "./channel-links.js";
 import { helpText, parseChatCommand, runThreadCommand } from "./chat-commands.js";
 import { createChatThreadHandle, postSplit, type ReplySettings } from "./chat-thread-handle.js";
 import { planAttachmentDownloads } from "./download-attachments.js";
+import { slashCommandMessage } from "./slash-command-message.js";
 import { createThreadPosts } from "./thread-posts.js";
 
 export interface ChatBridgeOptions {
@@ -96,6 +97,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     threadId: string,
     user: ChatUser,
     name: NonNullable<ReturnType<typeof parseChatCommand>>,
+    messageId: string | undefined,
   ): void => {
     if (name.command === "start" && name.args) {
       const decision = access.redeemInvite(adapterName, user, name.args);
@@ -111,7 +113,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     }
     if (name.command === "start") say(where, `Hi! Send me a message to start.\n\n${helpText()}`);
     else if (name.command === "help") say(where, helpText());
-    else say(where, runThreadCommand(orchestrator, threadId, name.command, name.args));
+    else say(where, runThreadCommand(orchestrator, threadId, name.command, name.args, messageId));
   };
 
   /**
@@ -150,6 +152,9 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       ...(user.name ? { userName: user.name } : {}),
     });
     if (result.status === "queued") begin();
+    if (result.status === "duplicate") {
+      logger.debug("channel: dropped a message delivered again", { threadId, id: message.id });
+    }
     if (result.status === "refused" || result.status === "dropped") {
       say(thread, `Not accepted: ${result.reason}`);
     }
@@ -170,7 +175,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       access.logRefusal(adapterName, user, "group-not-addressed", thread.id);
       return;
     }
-    if (parsed) return command(thread, thread.id, user, parsed);
+    if (parsed) return command(thread, thread.id, user, parsed, message.id);
     const decision = access.check(adapterName, user);
     if (decision.kind !== "allow") {
       if (decision.reply) say(thread, decision.reply);
@@ -211,6 +216,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
         lastThreadInChannel.get(event.channel.id) ?? event.channel.id,
         { id: event.user.userId, ...(name ? { name } : {}) },
         parsed,
+        slashCommandMessage(event)?.id,
       );
     }),
   );
