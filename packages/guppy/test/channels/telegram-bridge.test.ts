@@ -169,6 +169,28 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     expect(archives).toHaveLength(1);
   });
 
+  describe("groups", () => {
+    const GROUP = { id: -100_123 };
+
+    it("ignores a command addressed to another bot: not run, not a prompt, no reply", async () => {
+      await start({ GUPPY_GROUP_REPLIES: "all" });
+      const threadId = `telegram:${GROUP.id}`;
+      api.groupSay(GROUP, ANN, "remember: the code is 42");
+      await until("the first answer", () => api.texts(GROUP.id).length === 1);
+      const before = llm.requests().length;
+      for (const text of ["/new@otherbot", "/status@otherbot", "/help@OtherBot", "/w@other x"]) {
+        api.groupSay(GROUP, ANN, text);
+      }
+      // Addressed to guppy (its name in any case): a command.
+      api.groupSay(GROUP, ANN, "/status@Guppy_Test_Bot");
+      await until("the status", () => api.texts(GROUP.id).some((t) => t.includes("Model:")));
+      await pause(300);
+      expect(api.texts(GROUP.id)).toHaveLength(2);
+      expect(llm.requests().length).toBe(before);
+      expect(runtime.orchestrator.status(threadId).messages).toBe(2);
+    });
+  });
+
   describe("attachments keep the thread's order", () => {
     it("runs a photo sent before a text first, though its download takes longer", async () => {
       await start();

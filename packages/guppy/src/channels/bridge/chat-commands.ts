@@ -15,15 +15,27 @@ export type ChatCommandName = (typeof chatCommands)[number]["command"];
 
 const names = new Set<string>(chatCommands.map((c) => c.command));
 
-/** `/name args` or `/name@bot args` → the command, or undefined when it is not one of ours. */
-export function parseChatCommand(
-  text: string,
-): { command: ChatCommandName; args: string } | undefined {
-  const m = /^\/([A-Za-z_]+)(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(text.trim());
+/** A message that starts with a slash command, as guppy takes it. */
+export type ParsedCommand =
+  | { kind: "command"; command: ChatCommandName; args: string }
+  /** `/word@otherbot`: addressed to another bot in the chat — nothing for guppy to do. */
+  | { kind: "other-bot"; bot: string };
+
+/**
+ * `/name args` or `/name@bot args`: one of guppy's commands when it is bare or names this bot
+ * (`botUserName`, case-insensitively); a command for another bot when it names one; otherwise
+ * undefined (not a command of guppy's: ordinary text).
+ */
+export function parseChatCommand(text: string, botUserName: string): ParsedCommand | undefined {
+  const m = /^\/([A-Za-z0-9_]+)(?:@(\S+))?(?:\s+([\s\S]*))?$/.exec(text.trim());
   if (!m) return undefined;
+  const bot = m[2];
+  if (bot !== undefined && bot.toLowerCase() !== botUserName.toLowerCase()) {
+    return { kind: "other-bot", bot };
+  }
   const command = (m[1] ?? "").toLowerCase();
   if (!names.has(command)) return undefined;
-  return { command: command as ChatCommandName, args: (m[2] ?? "").trim() };
+  return { kind: "command", command: command as ChatCommandName, args: (m[3] ?? "").trim() };
 }
 
 export function helpText(): string {

@@ -11,7 +11,12 @@ import type { Chat, Message, Thread } from "chat";
 import type { ChatUser } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
 import { registerChannelLink } from "./channel-links.js";
-import { helpText, parseChatCommand, runThreadCommand } from "./chat-commands.js";
+import {
+  helpText,
+  type ParsedCommand,
+  parseChatCommand,
+  runThreadCommand,
+} from "./chat-commands.js";
 import { createChatThreadHandle, postSplit, type ReplySettings } from "./chat-thread-handle.js";
 import { planAttachmentDownloads } from "./download-attachments.js";
 import { slashCommandMessage } from "./slash-command-message.js";
@@ -96,7 +101,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     where: Postable,
     threadId: string,
     user: ChatUser,
-    name: NonNullable<ReturnType<typeof parseChatCommand>>,
+    name: Extract<ParsedCommand, { kind: "command" }>,
     messageId: string | undefined,
   ): void => {
     if (name.command === "start" && name.args) {
@@ -170,7 +175,12 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   const onMessage = async (thread: Thread, message: Message, addressed: boolean): Promise<void> => {
     if (message.author.isMe || message.author.isBot === true) return;
     const user = userOf(message);
-    const parsed = parseChatCommand(message.text);
+    const parsed = parseChatCommand(message.text, thread.adapter.userName);
+    if (parsed?.kind === "other-bot") {
+      // Another bot's command (Telegram groups): neither a command nor a prompt for guppy.
+      logger.debug("channel: ignored a command for another bot", { threadId: thread.id });
+      return;
+    }
     if (!addressed && !parsed) {
       access.logRefusal(adapterName, user, "group-not-addressed", thread.id);
       return;
@@ -208,8 +218,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   );
   chat.onSlashCommand((event) =>
     guard(async () => {
-      const parsed = parseChatCommand(`${event.command} ${event.text}`);
-      if (!parsed || event.user.isMe) return;
+      const parsed = parseChatCommand(`${event.command} ${event.text}`, event.adapter.userName);
+      if (parsed?.kind !== "command" || event.user.isMe) return;
       const name = event.user.userName || event.user.fullName;
       command(
         event.channel,
