@@ -169,6 +169,23 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     expect(archives).toHaveLength(1);
   });
 
+  it("takes no edit of an earlier message as a new one: no prompt, no command", async () => {
+    await start();
+    const hello = api.say(ANN, "hello there");
+    await until("the answer", () => api.texts(ANN.id).length === 1);
+    const help = api.say(ANN, "/help");
+    await until("the help", () => api.texts(ANN.id).length === 2);
+    const before = llm.requests().length;
+    api.edit(hello, "hello there, edited");
+    api.edit(help, "/status");
+    api.say(ANN, "one more");
+    await until("the last answer", () => api.texts(ANN.id).some((t) => t.includes("one more")));
+    await pause(300);
+    expect(prompts(before)).toEqual(["one more"]);
+    expect(api.texts(ANN.id).join("\n")).not.toContain("Model:");
+    expect(api.texts(ANN.id)).toHaveLength(3);
+  });
+
   describe("groups", () => {
     const GROUP = { id: -100_123 };
 

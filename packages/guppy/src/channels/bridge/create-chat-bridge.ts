@@ -174,6 +174,11 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
    */
   const onMessage = async (thread: Thread, message: Message, addressed: boolean): Promise<void> => {
     if (message.author.isMe || message.author.isBot === true) return;
+    if (message.metadata.edited) {
+      // Telegram hands an edit of an earlier message over like a new one: not a new prompt.
+      logger.debug("channel: ignored an edit of an earlier message", { threadId: thread.id });
+      return;
+    }
     const user = userOf(message);
     const parsed = parseChatCommand(message.text, thread.adapter.userName);
     if (parsed?.kind === "other-bot") {
