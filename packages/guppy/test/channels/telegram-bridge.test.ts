@@ -189,6 +189,27 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
   describe("groups", () => {
     const GROUP = { id: -100_123 };
 
+    it("takes no service message (member joined, pinned, title changed) as a prompt", async () => {
+      await start({ GUPPY_GROUP_REPLIES: "all" });
+      const before = llm.requests().length;
+      const zed = { id: 77, is_bot: false, first_name: "Zed" };
+      api.groupRaw(GROUP, ANN, { new_chat_members: [zed] });
+      api.groupRaw(GROUP, ANN, { new_chat_title: "Renamed" });
+      api.groupRaw(GROUP, ANN, {
+        pinned_message: { message_id: 5, date: 0, chat: { id: GROUP.id, type: "supergroup" } },
+      });
+      api.sayRaw(ANN, {
+        pinned_message: { message_id: 6, date: 0, chat: { id: ANN.id, type: "private" } },
+      });
+      await pause(500);
+      api.groupSay(GROUP, ANN, "a real message");
+      await until("its answer", () => api.texts(GROUP.id).length > 0);
+      await pause(300);
+      expect(prompts(before)).toEqual(["a real message"]);
+      expect(api.texts(GROUP.id)).toHaveLength(1);
+      expect(api.texts(ANN.id)).toHaveLength(0);
+    });
+
     it("ignores a command addressed to another bot: not run, not a prompt, no reply", async () => {
       await start({ GUPPY_GROUP_REPLIES: "all" });
       const threadId = `telegram:${GROUP.id}`;

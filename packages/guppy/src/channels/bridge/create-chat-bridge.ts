@@ -179,6 +179,13 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       logger.debug("channel: ignored an edit of an earlier message", { threadId: thread.id });
       return;
     }
+    if (message.text.trim() === "" && message.attachments.length === 0) {
+      // A service message (a member joined, a message was pinned, the title changed): no prompt.
+      logger.debug("channel: ignored a message with no text and no attachment", {
+        threadId: thread.id,
+      });
+      return;
+    }
     const user = userOf(message);
     const parsed = parseChatCommand(message.text, thread.adapter.userName);
     if (parsed?.kind === "other-bot") {
