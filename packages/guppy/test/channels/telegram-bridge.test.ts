@@ -186,6 +186,17 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     expect(api.texts(ANN.id)).toHaveLength(3);
   });
 
+  it("says once that there is nothing to steer", async () => {
+    await start();
+    api.say(ANN, "/steer go left instead");
+    api.say(ANN, "/help");
+    await until("the help", () => api.texts(ANN.id).some((t) => t.includes("/status")));
+    await pause(400);
+    const texts = api.texts(ANN.id);
+    expect(texts).toHaveLength(2);
+    expect(texts.filter((t) => /nothing to steer|Not steered/.test(t))).toHaveLength(1);
+  });
+
   describe("groups", () => {
     const GROUP = { id: -100_123 };
 

@@ -60,8 +60,9 @@ export function statusText(status: ThreadStatus): string {
 /**
  * Runs a command that needs an admitted user (everything but /start and /help) and returns the
  * reply text — none for a `/new` the thread has handled already (its `messageId` delivered
- * again). What it does to the thread is done, or queued, before the first await. Never throws:
- * failures become a one-line reply.
+ * again) or a `/steer` with nothing running (the orchestrator's notice says so). What it does to
+ * the thread is done, or queued, before the first await. Never throws: failures become a
+ * one-line reply.
  */
 export async function runThreadCommand(
   orchestrator: Orchestrator,
@@ -90,7 +91,9 @@ export async function runThreadCommand(
       case "steer": {
         if (!args) return "Usage: /steer <text>";
         const result = orchestrator.send(threadId, { type: "steer", text: args });
-        return result.status === "refused" || result.status === "dropped"
+        // Dropped (nothing runs): the orchestrator has told the thread so itself.
+        if (result.status === "dropped") return undefined;
+        return result.status === "refused"
           ? `Not steered: ${result.reason}`
           : "Steering message sent.";
       }
