@@ -22,7 +22,12 @@ export interface AccessControlOptions {
 
 /** Decisions taken before any LLM call: who may talk to guppy on a chat channel. */
 export interface AccessControl {
-  check(channel: string, user: ChatUser): AccessDecision;
+  /**
+   * Whether `user` may talk to guppy. In a group chat (`chat`: "group") an unknown user is
+   * refused in silence under `pairing` too: pairing codes are only ever sent in private chats
+   * (in a group they would be posted for all to see, and use up the pending slots).
+   */
+  check(channel: string, user: ChatUser, chat?: "private" | "group"): AccessDecision;
   /** `/start <code>`: admits the user when `code` is an unused invite; otherwise a refusal. */
   redeemInvite(channel: string, user: ChatUser, code: string): AccessDecision;
   /** Logs a refusal decided elsewhere (group message not addressed to the bot). */
@@ -119,12 +124,21 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
   return {
     isApproved,
     logRefusal,
-    check(channel, user) {
+    check(channel, user, chat = "private") {
       const { policy, allowedUsers } = options.settings(channel);
       if (policy === "disabled") return refuse(channel, user, "disabled");
       if (policy === "open") return { kind: "allow" };
       if (allowedUsers.includes(user.id) || isApproved(channel, user.id)) return { kind: "allow" };
       if (policy === "allowlist") return refuse(channel, user, "not-allowlisted");
+      if (chat === "group") {
+        logRefusal(
+          channel,
+          user,
+          "not-allowlisted",
+          "in a group: pairing codes go to private chats",
+        );
+        return { kind: "refuse", reason: "not-allowlisted" };
+      }
       // pairing: the same live code again, a new one while fewer than MAX_PENDING wait, else nothing.
       const pending = livePending(channel);
       const mine = pending.find((p) => p.userId === user.id);

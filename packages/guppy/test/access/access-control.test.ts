@@ -69,6 +69,20 @@ describe("pairing", () => {
     expect(access.check("slack", { id: "7" }).kind).toBe("pair");
   });
 
+  it("gives no code in a group chat and keeps no pending slot for it; the user's private chat still gets one", () => {
+    const access = control("pairing", ["42"]);
+    for (const id of ["1", "2", "3", "4"]) {
+      expect(access.check("telegram", { id }, "group")).toEqual({
+        kind: "refuse",
+        reason: "not-allowlisted",
+      });
+    }
+    expect(access.pendingPairings("telegram")).toEqual([]);
+    expect(refusals()[0]).toMatchObject({ userId: "1", detail: expect.stringMatching(/group/) });
+    expect(access.check("telegram", { id: "42" }, "group")).toEqual({ kind: "allow" });
+    expect(access.check("telegram", { id: "1" }, "private").kind).toBe("pair");
+  });
+
   it("holds at most three pending codes and lets them expire after an hour", () => {
     const access = control("pairing");
     for (const id of ["1", "2", "3"]) expect(access.check("telegram", { id }).kind).toBe("pair");

@@ -200,6 +200,24 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
   describe("groups", () => {
     const GROUP = { id: -100_123 };
 
+    it("sends a stranger no pairing code in a group, only in a private chat", async () => {
+      await start({ GUPPY_ACCESS_POLICY: "pairing", GUPPY_GROUP_REPLIES: "all" });
+      const EVE = { id: 6666, name: "eve" };
+      const strangers = [EVE, { id: 6667, name: "mallory" }, { id: 6668, name: "trent" }];
+      for (const who of strangers) api.groupSay(GROUP, who, "hi all");
+      api.groupSay(GROUP, EVE, `@${api.bot.username} who are you?`);
+      api.groupSay(GROUP, EVE, "/status");
+      await pause(800);
+      api.say(EVE, "hello");
+      await until("eve's code", () => api.texts(EVE.id).some((t) => t.includes("Pairing code")));
+      await pause(300);
+      expect(api.texts(GROUP.id)).toEqual([]);
+      // The group took none of the pending slots: a fourth stranger still gets a code.
+      const late = { id: 6669, name: "walter" };
+      api.say(late, "hello");
+      await until("a code", () => api.texts(late.id).some((t) => t.includes("Pairing code")));
+    });
+
     it("takes no service message (member joined, pinned, title changed) as a prompt", async () => {
       await start({ GUPPY_GROUP_REPLIES: "all" });
       const before = llm.requests().length;

@@ -103,6 +103,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     user: ChatUser,
     name: Extract<ParsedCommand, { kind: "command" }>,
     messageId: string | undefined,
+    chat: "private" | "group",
   ): void => {
     if (name.command === "start" && name.args) {
       const decision = access.redeemInvite(adapterName, user, name.args);
@@ -111,7 +112,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       else if (decision.kind === "refuse" && decision.reply) say(where, decision.reply);
       return;
     }
-    const decision = access.check(adapterName, user);
+    const decision = access.check(adapterName, user, chat);
     if (decision.kind !== "allow") {
       if (decision.reply) say(where, decision.reply);
       return;
@@ -197,8 +198,9 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       access.logRefusal(adapterName, user, "group-not-addressed", thread.id);
       return;
     }
-    if (parsed) return command(thread, thread.id, user, parsed, message.id);
-    const decision = access.check(adapterName, user);
+    const chat = thread.isDM ? "private" : "group";
+    if (parsed) return command(thread, thread.id, user, parsed, message.id, chat);
+    const decision = access.check(adapterName, user, chat);
     if (decision.kind !== "allow") {
       if (decision.reply) say(thread, decision.reply);
       return;
@@ -239,6 +241,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
         { id: event.user.userId, ...(name ? { name } : {}) },
         parsed,
         slashCommandMessage(event)?.id,
+        event.adapter.isDM?.(event.channel.id) ? "private" : "group",
       );
     }),
   );
