@@ -245,5 +245,7 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
     expect(await slash("/status")).toMatch(/, [1-9]\d* messages,/);
     expect(await slash("/new")).toContain("Started a new conversation");
     expect(await slash("/status")).toMatch(/, 0 messages,/);
+    // A command the app has but guppy does not: said so, not dropped in silence.
+    expect(await slash("/translate")).toBe("Unknown command /translate; /help lists the commands.");
   });
 });

@@ -186,6 +186,17 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     expect(api.texts(ANN.id)).toHaveLength(3);
   });
 
+  it("passes a slash word that is not a command of guppy's to the model as text", async () => {
+    await start();
+    const before = llm.requests().length;
+    api.say(ANN, "/translate bonjour tout le monde");
+    await until("the answer", () => api.texts(ANN.id).length === 1);
+    api.say(ANN, "/foo bar");
+    await until("the second answer", () => api.texts(ANN.id).length === 2);
+    expect(prompts(before)).toEqual(["/translate bonjour tout le monde", "/foo bar"]);
+    expect(api.texts(ANN.id)[0]).toContain("translate bonjour");
+  });
+
   it("says once that there is nothing to steer", async () => {
     await start();
     api.say(ANN, "/steer go left instead");
@@ -255,6 +266,16 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       expect(api.texts(GROUP.id)).toHaveLength(2);
       expect(llm.requests().length).toBe(before);
       expect(runtime.orchestrator.status(threadId).messages).toBe(2);
+    });
+
+    it("takes a slash word for the model in a group only when it names the bot", async () => {
+      await start();
+      const before = llm.requests().length;
+      api.groupSay(GROUP, ANN, "/foo not for anyone in particular");
+      api.groupSay(GROUP, ANN, `/foo@${api.bot.username} for guppy`);
+      await until("the answer", () => api.texts(GROUP.id).length === 1);
+      await pause(300);
+      expect(prompts(before)).toEqual([`/foo@${api.bot.username} for guppy`]);
     });
   });
 

@@ -232,17 +232,45 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   );
   chat.onSlashCommand((event) =>
     guard(async () => {
+      if (event.user.isMe) return;
+      const message = slashCommandMessage(event);
+      if (message) {
+        // Telegram: the command is a chat message, handled as one — guppy's commands run, any
+        // other `/word` is text for the model (addressed like any message: in a group, by
+        // naming the bot, `/word@bot`, or a reply to it).
+        const thread = chat.thread(message.threadId);
+        const named = /^\/\S+@/.test(message.text.trim());
+        return onMessage(
+          thread,
+          message,
+          thread.isDM ||
+            named ||
+            options.groupReplies === "all" ||
+            message.replyTo?.author.isMe === true,
+        );
+      }
       const parsed = parseChatCommand(`${event.command} ${event.text}`, event.adapter.userName);
-      if (parsed?.kind !== "command" || event.user.isMe) return;
       const name = event.user.userName || event.user.fullName;
-      command(
-        event.channel,
-        lastThreadInChannel.get(event.channel.id) ?? event.channel.id,
-        { id: event.user.userId, ...(name ? { name } : {}) },
-        parsed,
-        slashCommandMessage(event)?.id,
-        event.adapter.isDM?.(event.channel.id) ? "private" : "group",
-      );
+      const user = { id: event.user.userId, ...(name ? { name } : {}) };
+      const chatKind = event.adapter.isDM?.(event.channel.id) ? "private" : "group";
+      if (parsed?.kind === "command") {
+        command(
+          event.channel,
+          lastThreadInChannel.get(event.channel.id) ?? event.channel.id,
+          user,
+          parsed,
+          undefined,
+          chatKind,
+        );
+        return;
+      }
+      // A platform command registered for the app that is not guppy's (Slack, Discord): said so.
+      const decision = access.check(adapterName, user, chatKind);
+      if (decision.kind !== "allow") {
+        if (decision.reply) say(event.channel, decision.reply);
+        return;
+      }
+      say(event.channel, `Unknown command ${event.command}; /help lists the commands.`);
     }),
   );
 
