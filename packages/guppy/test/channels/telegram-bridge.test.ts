@@ -297,6 +297,16 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       expect(api.texts(ANN.id)[0]).toContain("first");
     });
 
+    it("keeps the order of a batch: a /word does not overtake the messages sent before it", async () => {
+      await start();
+      api.say(ANN, "warm up");
+      await until("the first answer", () => api.texts(ANN.id).length === 1);
+      const before = llm.requests().length;
+      for (const text of ["plain a", "/translate b", "plain c", "/foo d"]) api.say(ANN, text);
+      await until("four answers", () => api.texts(ANN.id).length === 5);
+      expect(prompts(before)).toEqual(["plain a", "/translate b", "plain c", "/foo d"]);
+    });
+
     it("lists an album's files in the message's order, not in the order their downloads end", async () => {
       await start();
       const delays = [900, 450, 0];

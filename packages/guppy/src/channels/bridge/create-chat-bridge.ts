@@ -19,6 +19,7 @@ import {
 } from "./chat-commands.js";
 import { createChatThreadHandle, postSplit, type ReplySettings } from "./chat-thread-handle.js";
 import { planAttachmentDownloads } from "./download-attachments.js";
+import { createIntakeOrder } from "./intake-order.js";
 import { slashCommandMessage } from "./slash-command-message.js";
 import { createThreadPosts } from "./thread-posts.js";
 
@@ -59,6 +60,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   const { adapterName, orchestrator, access, logger, reply } = options;
   const pending = new Set<Promise<unknown>>();
   const posts = createThreadPosts();
+  const intake = createIntakeOrder();
   /**
    * A platform slash command names a channel, not a thread (Slack: `slack:C123`, while its threads
    * are `slack:C123:<ts>`): it applies to the thread that last got a prompt in that channel.
@@ -168,12 +170,19 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   };
 
   /**
-   * One incoming message. The channel may acknowledge it once this resolves (Telegram confirms
-   * the update with its next getUpdates, which waits for every handler of the batch), so it
-   * resolves as soon as the prompt is in the durable inbox or the command has acted — replies,
-   * and commands that wait for a running turn, go on behind it.
+   * One incoming message, in its place among the thread's (see `intake-order.ts`). The channel
+   * may acknowledge it once this resolves (Telegram confirms the update with its next getUpdates,
+   * which waits for every handler of the batch), so it resolves as soon as the prompt is in the
+   * durable inbox or the command has acted — replies, and commands that wait for a running turn,
+   * go on behind it.
    */
-  const onMessage = async (thread: Thread, message: Message, addressed: boolean): Promise<void> => {
+  const onMessage = (thread: Thread, message: Message, addressed: boolean): Promise<void> => {
+    const raw = message.raw as { message_id?: unknown } | null | undefined;
+    const sequence = typeof raw?.message_id === "number" ? raw.message_id : undefined;
+    return intake.add(thread.id, sequence, () => handleMessage(thread, message, addressed));
+  };
+
+  const handleMessage = (thread: Thread, message: Message, addressed: boolean): void => {
     if (message.author.isMe || message.author.isBot === true) return;
     if (message.metadata.edited) {
       // Telegram hands an edit of an earlier message over like a new one: not a new prompt.
@@ -199,7 +208,10 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       return;
     }
     const chat = thread.isDM ? "private" : "group";
-    if (parsed) return command(thread, thread.id, user, parsed, message.id, chat);
+    if (parsed) {
+      command(thread, thread.id, user, parsed, message.id, chat);
+      return;
+    }
     const decision = access.check(adapterName, user, chat);
     if (decision.kind !== "allow") {
       if (decision.reply) say(thread, decision.reply);
