@@ -1,5 +1,6 @@
 import { readdirSync } from "node:fs";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
+import { createLineLogger } from "@guppy/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createTelegramChannel } from "../../src/channels/telegram/create-telegram-channel.js";
 import type { GatewayChannel } from "../../src/gateway/gateway-channel.js";
@@ -70,6 +71,9 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     await api?.stop();
   });
 
+  /** Warnings and errors the channel logged (the runtime's own go nowhere). */
+  let logged: string[] = [];
+
   async function start(env: Record<string, string> = {}) {
     api = await startFakeBotApi();
     runtime = await startRuntime(llm, {
@@ -78,8 +82,10 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       GUPPY_ACCESS_POLICY: "open",
       ...env,
     });
+    logged = [];
+    const logger = createLineLogger({ level: "warn", write: (line) => logged.push(line) });
     channel = createTelegramChannel({ editIntervalMs: 50, pollTimeoutSeconds: 1 });
-    await channel.start(runtime.context);
+    await channel.start({ ...runtime.context, logger });
   }
 
   /** The prompts the LLM was asked about since request `from`. */
@@ -132,6 +138,23 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       });
       expect(texts.join("\n")).not.toContain("Nothing stopped");
       expect(texts.find((x) => x.includes("new conversation"))).toContain("archived");
+    });
+
+    it("posts the reply of a /new that waited for the turn a shutdown stopped before the chat shuts down", async () => {
+      await start();
+      const threadId = `telegram:${ANN.id}`;
+      api.say(ANN, "please do the long-task");
+      await until("the tool run", () => runtime.orchestrator.status(threadId).state === "running");
+      api.say(ANN, "/new");
+      await pause(300);
+      // As guppy serve stops: the orchestrator (a short grace) and the channels at once.
+      const drained = runtime.orchestrator.shutdown(300);
+      const stopped = channel.stop();
+      await drained;
+      await stopped;
+      expect(api.texts(ANN.id).some((t) => t.includes("new conversation"))).toBe(true);
+      // Posted while the chat was still up (after its shutdown, posting throws).
+      expect(logged.filter((l) => l.includes("could not post"))).toEqual([]);
     });
 
     it("answers another user while a photo is still downloading", async () => {

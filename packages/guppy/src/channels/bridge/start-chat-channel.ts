@@ -12,6 +12,7 @@ import { type ChatBridge, createChatBridge } from "./create-chat-bridge.js";
 
 export interface RunningChatChannel {
   chat: Chat;
+  adapter: Adapter;
   bridge: ChatBridge;
 }
 
@@ -48,16 +49,19 @@ export async function startChatChannel(
     reply,
   });
   await chat.initialize();
-  return { chat, bridge };
+  return { chat, adapter, bridge };
 }
 
 /**
- * Stops a channel started by `startChatChannel`: no new messages reach the orchestrator, the Chat
- * SDK shuts down and the replies already under way are finished. Nothing when it never started.
+ * Stops a channel started by `startChatChannel`: no new messages come in (the adapter stops
+ * polling or closes its socket), the bridge's replies under way are posted — a `/new` waiting for
+ * the turn the shutdown ends, say — and then the Chat SDK shuts down, its state with it (nothing
+ * can be posted after that). Nothing when it never started.
  */
 export async function stopChatChannel(running: RunningChatChannel | undefined): Promise<void> {
   if (!running) return;
   unregisterChannelLink(running.bridge.link);
-  await running.chat.shutdown();
+  await running.adapter.disconnect?.();
   await running.bridge.idle();
+  await running.chat.shutdown();
 }
