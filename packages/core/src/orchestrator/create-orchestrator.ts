@@ -810,8 +810,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       for (const actor of actors.values()) {
         if (actor.idleTimer) clearTimeout(actor.idleTimer);
         actor.idleTimer = undefined;
-        // A prompt waiting for its concurrency slot is kept as a queued one is (given the slot,
-        // it goes back to the queue): its sender is told the same.
+        // The queued prompts, and one not started yet (waiting for its attachments or a slot).
         const waiting = actor.current && !actor.running ? [actor.current] : [];
         for (const item of [...waiting, ...actor.queue]) {
           notify(

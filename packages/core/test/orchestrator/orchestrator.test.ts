@@ -280,6 +280,9 @@ describe("orchestrator (faux provider)", () => {
     await o.shutdown(5000);
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(requests).toEqual(["hello"]);
+    expect(t.notices).toEqual([
+      "guppy is restarting: your message is saved and will be answered when it is back.",
+    ]);
     const next = make();
     next.registerChannel({ adapterId: "test", threadHandle: () => t.handle });
     await next.start();
