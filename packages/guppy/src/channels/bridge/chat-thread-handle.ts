@@ -5,7 +5,7 @@ import type { Thread } from "chat";
 import { withRateLimitRetry } from "./rate-limit-retry.js";
 import { createReplyStream, type ReplyStreamOptions } from "./reply-stream.js";
 
-export type ReplySettings = Omit<ReplyStreamOptions, "logger" | "sleep">;
+export type ReplySettings = Omit<ReplyStreamOptions, "logger" | "sleep" | "threadId">;
 
 /** Posts Markdown as one or more messages, split to the platform's limit. */
 export async function postSplit(
@@ -40,7 +40,7 @@ export function createChatThreadHandle(
       },
       startTyping: () => thread.startTyping(),
     },
-    { ...reply, logger },
+    { ...reply, logger, threadId },
   );
   return {
     threadId,
