@@ -151,7 +151,8 @@ async function shutdown(
   process.on("SIGHUP", () => {});
   // Stop accepting first (the orchestrator refuses new prompts at once), then drain.
   const drained = orchestrator.shutdown(graceMs);
-  const stopped = Promise.allSettled(channels.map((c) => c.stop()));
+  // The chat channels stop polling at once but post until the drain ends: its answers go out.
+  const stopped = Promise.allSettled(channels.map((c) => c.stop(drained)));
   await drained;
   // Every run has ended; a tool command aborted at the end of the grace period may still wait
   // for its SIGKILL, whose timer does not keep the process alive.

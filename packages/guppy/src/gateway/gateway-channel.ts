@@ -20,6 +20,10 @@ export interface GatewayChannel {
   /** `http`, `telegram`, `slack`, `discord`: also the adapter part of its thread ids. */
   readonly name: string;
   start(context: GatewayContext): Promise<void>;
-  /** Stops taking input; resolves once the channel's connections are closed. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking input at once; resolves once the channel's connections are closed. A chat
+   * channel keeps posting until `runsEnded` settles (the orchestrator's drain), so the answers of
+   * the turns a shutdown lets finish still reach their chats.
+   */
+  stop(runsEnded?: Promise<unknown>): Promise<void>;
 }

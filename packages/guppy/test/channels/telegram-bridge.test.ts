@@ -24,6 +24,8 @@ function script(request: ChatCompletionRequest): FixtureResponse {
   const text = promptOf(request);
   if (text.includes("long-task"))
     return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: "sleep 20" }) }] };
+  if (text.includes("short-task"))
+    return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: "sleep 1" }) }] };
   return { content: `ECHO ${text.split("\n")[0]}` };
 }
 
@@ -149,12 +151,26 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       await pause(300);
       // As guppy serve stops: the orchestrator (a short grace) and the channels at once.
       const drained = runtime.orchestrator.shutdown(300);
-      const stopped = channel.stop();
+      const stopped = channel.stop(drained);
       await drained;
       await stopped;
       expect(api.texts(ANN.id).some((t) => t.includes("new conversation"))).toBe(true);
       // Posted while the chat was still up (after its shutdown, posting throws).
       expect(logged.filter((l) => l.includes("could not post"))).toEqual([]);
+    });
+
+    it("posts the answer of a turn the shutdown lets finish, though polling stopped at once", async () => {
+      await start();
+      const threadId = `telegram:${ANN.id}`;
+      api.say(ANN, "please do the short-task");
+      await until("the tool run", () => runtime.orchestrator.status(threadId).state === "running");
+      // As guppy serve stops: the orchestrator (a grace the turn fits in) and the channels at once.
+      const drained = runtime.orchestrator.shutdown(15_000);
+      const stopped = channel.stop(drained);
+      await drained;
+      await stopped;
+      expect(api.texts(ANN.id).some((t) => t.includes("task finished"))).toBe(true);
+      expect(logged.filter((l) => l.includes("could not") || l.includes("error"))).toEqual([]);
     });
 
     it("answers another user while a photo is still downloading", async () => {

@@ -18,6 +18,13 @@ export async function postSplit(
   }
 }
 
+export interface ChatThreadHandle extends ThreadHandle {
+  /** Resolves once the reply posts under way are done (at once while nothing is posting). */
+  idle(): Promise<void>;
+  /** Resolves when the prompt's run has ended (its last posts may still be under way). */
+  ended: Promise<void>;
+}
+
 /**
  * The ThreadHandle a Chat SDK thread gives the orchestrator: run events stream into the thread
  * (one reply stream per prompt), notices and uploaded files are posted to it.
@@ -27,7 +34,11 @@ export function createChatThreadHandle(
   thread: Thread,
   reply: ReplySettings,
   logger: Logger,
-): ThreadHandle & { idle(): Promise<void> } {
+): ChatThreadHandle {
+  let markEnded = () => {};
+  const ended = new Promise<void>((resolve) => {
+    markEnded = resolve;
+  });
   const stream = createReplyStream(
     {
       post: async (markdown) => {
@@ -44,8 +55,12 @@ export function createChatThreadHandle(
   );
   return {
     threadId,
-    onEvent: (event) => stream.onEvent(event),
+    onEvent: (event) => {
+      stream.onEvent(event);
+      if (event.type === "run_end") markEnded();
+    },
     idle: () => stream.idle(),
+    ended,
     notice: async (text) => {
       try {
         await postSplit(thread, text, reply);

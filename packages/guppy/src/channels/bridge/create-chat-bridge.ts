@@ -17,7 +17,12 @@ import {
   parseChatCommand,
   runThreadCommand,
 } from "./chat-commands.js";
-import { createChatThreadHandle, postSplit, type ReplySettings } from "./chat-thread-handle.js";
+import {
+  type ChatThreadHandle,
+  createChatThreadHandle,
+  postSplit,
+  type ReplySettings,
+} from "./chat-thread-handle.js";
 import { planAttachmentDownloads } from "./download-attachments.js";
 import { createIntakeOrder } from "./intake-order.js";
 import { slashCommandMessage } from "./slash-command-message.js";
@@ -59,6 +64,8 @@ function userOf(message: Message): ChatUser {
 export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBridge {
   const { adapterName, orchestrator, access, logger, reply } = options;
   const pending = new Set<Promise<unknown>>();
+  /** Handles of accepted prompts whose run has not ended: their answers are still to come. */
+  const awaitingAnswer = new Set<ChatThreadHandle>();
   const posts = createThreadPosts();
   const intake = createIntakeOrder();
   /**
@@ -159,14 +166,20 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       userId: user.id,
       ...(user.name ? { userName: user.name } : {}),
     });
-    if (result.status === "queued") begin();
+    if (result.status === "queued") {
+      begin();
+      awaitingAnswer.add(handle);
+      void handle.ended.then(() => {
+        awaitingAnswer.delete(handle);
+        track(handle.idle());
+      });
+    }
     if (result.status === "duplicate") {
       logger.debug("channel: dropped a message delivered again", { threadId, id: message.id });
     }
     if (result.status === "refused" || result.status === "dropped") {
       say(thread, `Not accepted: ${result.reason}`);
     }
-    track(handle.idle());
   };
 
   /**
@@ -301,6 +314,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   return {
     link,
     async idle() {
+      // A run that ended just now may still be posting its answer: wait for those posts too.
+      await Promise.allSettled([...awaitingAnswer].map((h) => h.idle()));
       while (pending.size > 0) await Promise.allSettled([...pending]);
     },
   };

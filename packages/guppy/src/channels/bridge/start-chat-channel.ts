@@ -54,14 +54,19 @@ export async function startChatChannel(
 
 /**
  * Stops a channel started by `startChatChannel`: no new messages come in (the adapter stops
- * polling or closes its socket), the bridge's replies under way are posted — a `/new` waiting for
- * the turn the shutdown ends, say — and then the Chat SDK shuts down, its state with it (nothing
- * can be posted after that). Nothing when it never started.
+ * polling or closes its socket); once `runsEnded` settles (the orchestrator's drain at shutdown),
+ * the replies under way are posted — the answers of the turns the shutdown let finish, a `/new`
+ * waiting for the turn the shutdown ends — and then the Chat SDK shuts down, its state with it
+ * (nothing can be posted after that). Nothing when it never started.
  */
-export async function stopChatChannel(running: RunningChatChannel | undefined): Promise<void> {
+export async function stopChatChannel(
+  running: RunningChatChannel | undefined,
+  runsEnded?: Promise<unknown>,
+): Promise<void> {
   if (!running) return;
-  unregisterChannelLink(running.bridge.link);
   await running.adapter.disconnect?.();
+  await Promise.allSettled([runsEnded]);
   await running.bridge.idle();
+  unregisterChannelLink(running.bridge.link);
   await running.chat.shutdown();
 }

@@ -82,12 +82,12 @@ export function createDiscordChannel(): GatewayChannel {
       );
       logger.info("discord: gateway listener started");
     },
-    async stop() {
+    async stop(runsEnded) {
       abort?.abort();
       await listener;
       const current = running;
       running = undefined;
-      await stopChatChannel(current);
+      await stopChatChannel(current, runsEnded);
     },
   };
 }

@@ -70,10 +70,10 @@ export function createSlackChannel(): GatewayChannel {
       }
       logger.info("slack: socket mode started");
     },
-    async stop() {
+    async stop(runsEnded) {
       const current = running;
       running = undefined;
-      await stopChatChannel(current);
+      await stopChatChannel(current, runsEnded);
     },
   };
 }

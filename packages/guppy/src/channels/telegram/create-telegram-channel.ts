@@ -112,10 +112,10 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
       await registerTelegramCommands(apiBaseUrl, token, logger);
       logger.info("telegram: polling started");
     },
-    async stop() {
+    async stop(runsEnded) {
       const current = running;
       running = undefined;
-      await stopChatChannel(current);
+      await stopChatChannel(current, runsEnded);
     },
   };
 }
