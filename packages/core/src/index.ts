@@ -1,6 +1,7 @@
 export { excerptHeadTail, spillOutput } from "./artifacts/spill-output.js";
 export { ConfigError, isConfigError } from "./config/config-error.js";
-export { lineAndColumn, stripJsonComments } from "./config/jsonc.js";
+export { jsonSyntaxErrorLine } from "./config/json-syntax-error.js";
+export { stripJsonComments } from "./config/jsonc.js";
 export {
   type ConfigSource,
   describeConfig,

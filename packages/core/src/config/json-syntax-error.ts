@@ -1,3 +1,5 @@
+import { lineAndColumn } from "./jsonc.js";
+
 /**
  * Where and why JSON text is invalid. The problem never quotes the text (V8's JSON.parse
  * messages may: `Unexpected token 's', ..."apiKey": sk-proj-SU"...`), so an error about a
@@ -146,4 +148,17 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
     }
     return fail(/[A-Za-z_$'-]/.test(text[i] ?? "") ? unquoted : "expected a value");
   }
+}
+
+/**
+ * One line for a file whose JSON text (comments already stripped) does not parse:
+ * `<path>:<line>:<column> is not valid JSON: <problem>.` — settings.json and the access files.
+ */
+export function jsonSyntaxErrorLine(path: string, json: string): string {
+  const found = findJsonSyntaxError(json) ?? {
+    offset: json.length,
+    problem: "not accepted by JSON.parse",
+  };
+  const { line, column } = lineAndColumn(json, found.offset);
+  return `${path}:${line}:${column} is not valid JSON: ${found.problem}.`;
 }

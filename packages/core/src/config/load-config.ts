@@ -2,8 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError } from "./config-error.js";
-import { findJsonSyntaxError } from "./json-syntax-error.js";
-import { lineAndColumn, stripJsonComments } from "./jsonc.js";
+import { jsonSyntaxErrorLine } from "./json-syntax-error.js";
+import { stripJsonComments } from "./jsonc.js";
 import { maskUrlCredentials } from "./mask-url-credentials.js";
 import type { RawValue } from "./setting-parsers.js";
 import {
@@ -153,12 +153,7 @@ function readSettingsFile(path: string): Record<string, unknown> {
     parsed = JSON.parse(stripped);
   } catch {
     // Not V8's message: it may quote the file (a secret in it) and its position is not always there.
-    const found = findJsonSyntaxError(stripped) ?? {
-      offset: stripped.length,
-      problem: "not accepted by JSON.parse",
-    };
-    const { line, column } = lineAndColumn(stripped, found.offset);
-    throw new ConfigError(`${path}:${line}:${column} is not valid JSON: ${found.problem}.`);
+    throw new ConfigError(jsonSyntaxErrorLine(path, stripped));
   }
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(`${path} must hold a JSON object of settings, like {"model": "..."}.`);

@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, lineAndColumn, stripJsonComments } from "@guppy/core";
+import { ConfigError, jsonSyntaxErrorLine, stripJsonComments } from "@guppy/core";
 import type { ApprovedUser, Invite, PendingPairing } from "./access-types.js";
 
 /**
@@ -107,42 +107,7 @@ function parseJsonc(file: string, text: string): unknown {
   if (json.trim() === "") return [];
   try {
     return JSON.parse(json);
-  } catch (error) {
-    const message = (error as Error).message;
-    const { line, column } = lineAndColumn(json, errorOffset(json, message));
-    // Without V8's quote of the text around the error ("Unexpected token 'b', ..."x": b"...").
-    const what = message
-      .replace(/^(Unexpected token '[\s\S]'),[\s\S]*$/u, "$1")
-      .replace(/ in JSON at position \d+[\s\S]*$/, "");
-    throw new ConfigError(`${file}:${line}:${column} is not valid JSON (${what})`);
+  } catch {
+    throw new ConfigError(jsonSyntaxErrorLine(file, json));
   }
-}
-
-/**
- * Where JSON.parse stopped. V8 gives a position for most errors, but not for an unexpected
- * token (Node 20: `Unexpected token 'b', "..." is not valid JSON`): that one ends the shortest
- * prefix of the text that fails for a reason other than ending early.
- */
-function errorOffset(json: string, message: string): number {
-  const at = /at position (\d+)/.exec(message);
-  if (at) return Number(at[1]);
-  if (message.startsWith("Unexpected end")) return json.length;
-  const failsWithin = (prefix: string): boolean => {
-    try {
-      JSON.parse(prefix);
-      return false;
-    } catch (error) {
-      const m = (error as Error).message;
-      const p = /at position (\d+)/.exec(m);
-      return p ? Number(p[1]) < prefix.length : !m.startsWith("Unexpected end");
-    }
-  };
-  let ok = 0;
-  let failing = json.length;
-  while (failing - ok > 1) {
-    const mid = Math.floor((ok + failing) / 2);
-    if (failsWithin(json.slice(0, mid))) failing = mid;
-    else ok = mid;
-  }
-  return failing - 1;
 }

@@ -64,7 +64,7 @@ describe("guppy pairing / guppy invite", () => {
     mkdirSync(dir, { recursive: true });
     const file = join(dir, "approved.json");
     writeFileSync(file, '[\n  {"id": "1001", "name": ann}\n]\n');
-    const expected = `guppy: ${file}:2:26 is not valid JSON (Unexpected token 'a')\n`;
+    const expected = `guppy: ${file}:2:26 is not valid JSON: expected a value (text must be in double quotes).\n`;
     const serve = await runCli(["serve"], {
       env: cleanEnv({
         GUPPY_HOME: home,

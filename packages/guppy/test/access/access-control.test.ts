@@ -156,14 +156,14 @@ describe("hand-edited access files", () => {
     const store = createAccessStore(home);
     writeFileSync(approvedFile(), `[\n  {"id": "1", "via": "invite"}\n  {"id": "2"}\n]\n`);
     expect(() => store.approved("telegram")).toThrow(
-      new ConfigError(
-        `${approvedFile()}:3:3 is not valid JSON (Expected ',' or ']' after array element)`,
-      ),
+      new ConfigError(`${approvedFile()}:3:3 is not valid JSON: expected ',' or ']'.`),
     );
     // Node 20 gives no position for an unexpected token: it is found all the same.
     writeFileSync(approvedFile(), `[\n  {"id": "1", "name": bob}\n]\n`);
     expect(() => store.approved("telegram")).toThrow(
-      new ConfigError(`${approvedFile()}:2:23 is not valid JSON (Unexpected token 'b')`),
+      new ConfigError(
+        `${approvedFile()}:2:23 is not valid JSON: expected a value (text must be in double quotes).`,
+      ),
     );
     expect(() => store.check("telegram")).toThrow(ConfigError);
   });
