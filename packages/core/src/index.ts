@@ -149,6 +149,7 @@ export {
   type ThreadRef,
 } from "./store/thread-id.js";
 export type { SavedThreadStatus } from "./store/thread-status-file.js";
+export { trimTrailingNewlines } from "./text/trailing-newlines.js";
 export { createCoreTools } from "./tools/create-tools.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export { createUploadTool, UPLOAD_MAX_BYTES } from "./tools/upload-tool.js";

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { spillOutput } from "../artifacts/spill-output.js";
+import { trimTrailingNewlines } from "../text/trailing-newlines.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "./bash-timeout.js";
 import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
@@ -78,7 +79,7 @@ export function createBashTool(ctx: ToolContext): AgentTool<typeof parameters, B
         timedOut: result.timedOut,
         ...(spilled.path ? { fullOutputPath: spilled.path } : {}),
       };
-      const trimmed = spilled.text.replace(/\n+$/, "");
+      const trimmed = trimTrailingNewlines(spilled.text);
       const body = trimmed === "" ? "(no output)" : trimmed;
       if (result.aborted)
         throw new Error(`${body}\n\n[Command aborted; its process tree was killed.]`);

@@ -1,3 +1,4 @@
+import { trimTrailingNewlines } from "@guppy/core";
 import { parseMarkdown } from "chat";
 
 /**
@@ -223,7 +224,7 @@ function cutPart(rest: string, open: Open, limit: number): Cut {
     const fence = fenceAfter(rest.slice(0, cut), open.fence);
     const after = rest.slice(cut);
     const part: MessagePart = {
-      body: rest.slice(0, cut).replace(/\n+$/, ""),
+      body: trimTrailingNewlines(rest.slice(0, cut)),
       reopen: open.fence ? open.fence.line : "",
       close: fence ? fence.char.repeat(fence.length) : "",
       reopenMarks: open.marks,
