@@ -45,15 +45,13 @@ export function createHttpApp(options: HttpAppOptions): Hono {
 
   app.post("/v1/chat/completions", (c) => chatCompletions(c, backend, options.modelName));
 
-  /** The thread id of the path, or a 4xx response. */
+  /**
+   * The thread id of the path, or a 4xx response. Hono has decoded the parameter already
+   * (`%25` is `%`, `%3A` is `:`): decoding it again would turn `50%25off` into a malformed
+   * `50%off` and `a%2541` into `aA`.
+   */
   const threadParam = async (c: Context, mustExist: boolean): Promise<string | Response> => {
-    const raw = c.req.param("id") ?? "";
-    let id: string;
-    try {
-      id = decodeURIComponent(raw);
-    } catch (error) {
-      return invalidThread(c, (error as Error).message);
-    }
+    const id = c.req.param("id") ?? "";
     const found = await backend.thread(id);
     if (found.status === "invalid") return invalidThread(c, found.reason);
     if (mustExist && found.status === "unknown") {
