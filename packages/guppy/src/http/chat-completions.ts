@@ -6,6 +6,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { createAsyncQueue } from "./async-queue.js";
 import type { HttpBackend, HttpMessage, PromptReply } from "./http-backend.js";
+import { threadHeader, threadIdInPath } from "./http-thread-id.js";
 import { honoJsonAnswer, type JsonAnswer, setHeaders, writeJsonAnswer } from "./json-answer.js";
 import { errorAnswer, internalErrorAnswer, jsonError } from "./json-error.js";
 import { readJsonBody } from "./request-body.js";
@@ -78,9 +79,12 @@ function intake(result: SendResult, threadId: string): Intake {
   return { queued: false, answer: errorAnswer(503, message, "unavailable") };
 }
 
-/** What a queued prompt's answer carries: its thread and inbox id. */
+/**
+ * What a queued prompt's answer carries: its thread (URL-encoded as in a path: a header takes
+ * visible ASCII only, and a `user` may be any text) and inbox id.
+ */
 const answerHeaders = (threadId: string, inboxId: string) => ({
-  "X-Guppy-Thread-Id": threadId,
+  "X-Guppy-Thread-Id": threadIdInPath(threadId),
   "X-Guppy-Message-Id": inboxId,
 });
 
@@ -140,6 +144,35 @@ async function plainAnswer(
   };
 }
 
+/**
+ * Writes a plain answer to the node response once it is ready. An answer that cannot be written
+ * (a header Node refuses) is logged, and the client gets a 500 in its place — or, when its
+ * headers are out already, the end of the connection.
+ */
+export function writeWhenReady(
+  res: ServerResponse,
+  answer: Promise<JsonAnswer>,
+  log: (message: string) => void,
+): void {
+  answer
+    .catch(internalErrorAnswer)
+    .then((a) => writeJsonAnswer(res, a))
+    .catch((error: unknown) => {
+      const reason = error instanceof Error ? error.message : String(error);
+      log(`The HTTP API could not write an answer: ${reason}`);
+      try {
+        if (res.headersSent) res.destroy();
+        else
+          writeJsonAnswer(
+            res,
+            internalErrorAnswer(new Error(`the answer could not be written (${reason})`)),
+          );
+      } catch {
+        res.destroy();
+      }
+    });
+}
+
 /** The node response under a request served by @hono/node-server, if this is one. */
 function nodeResponse(c: Context): ServerResponse | undefined {
   const outgoing = (c.env as Partial<HttpBindings> | undefined)?.outgoing;
@@ -161,6 +194,7 @@ export async function chatCompletions(
   c: Context,
   backend: Pick<HttpBackend, "send">,
   modelName: string,
+  log: (message: string) => void,
 ): Promise<Response> {
   const parsed = await readJsonBody(c);
   if (!parsed.ok) return parsed.response;
@@ -178,7 +212,9 @@ export async function chatCompletions(
     );
   }
   const user = typeof body.user === "string" && body.user.trim() !== "" ? body.user.trim() : "api";
-  const threadName = c.req.header("x-guppy-thread")?.trim() || "default";
+  const header = threadHeader(c.req.header("x-guppy-thread"));
+  if (!header.ok) return jsonError(c, 400, header.message, "invalid_request_error");
+  const threadName = header.name.trim() || "default";
   const threadId = `http:${user}:${threadName}`;
   const model = typeof body.model === "string" && body.model ? body.model : modelName;
   const created = Math.floor(Date.now() / 1000);
@@ -188,10 +224,7 @@ export async function chatCompletions(
     const answer = plainAnswer(backend, prompt, { model, created });
     const res = nodeResponse(c);
     if (res) {
-      answer
-        .catch(internalErrorAnswer)
-        .then((a) => writeJsonAnswer(res, a))
-        .catch(() => res.destroy()); // could not write it: the client sees the connection end
+      writeWhenReady(res, answer, log);
       return RESPONSE_ALREADY_SENT;
     }
     return honoJsonAnswer(c, await answer);

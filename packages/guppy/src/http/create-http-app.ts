@@ -18,6 +18,8 @@ export interface HttpAppOptions {
   modelName: string;
   /** Open SSE streams register here so the channel can end them on stop. */
   onStream?: (close: () => void) => () => void;
+  /** Failures no response can tell of (an answer that could not be written); default stderr. */
+  log?: (message: string) => void;
 }
 
 /** The HTTP API's routes (see docs/channels.md "HTTP API"). */
@@ -43,7 +45,8 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   });
   app.use("*", bodyLimit);
 
-  app.post("/v1/chat/completions", (c) => chatCompletions(c, backend, options.modelName));
+  const log = options.log ?? ((message: string) => console.error(message));
+  app.post("/v1/chat/completions", (c) => chatCompletions(c, backend, options.modelName, log));
 
   /**
    * The thread id of the path, or a 4xx response. Hono has decoded the parameter already

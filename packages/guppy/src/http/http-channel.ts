@@ -157,6 +157,9 @@ function startWorker(
             error: report.message,
           });
           return;
+        case "log":
+          logger.error(report.message);
+          return;
       }
     });
     worker.on("error", (error) => {

@@ -23,4 +23,6 @@ export type HttpWorkerReport =
   | { type: "failed"; message: string }
   | { type: "stopped" }
   /** An unhandled rejection or exception in the worker: logged by the gateway, not fatal. */
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  /** A failure the worker handled but no client was told of (an answer it could not write). */
+  | { type: "log"; message: string };

@@ -32,6 +32,7 @@ const app = createHttpApp({
   token: data.token,
   tokenHint: data.tokenHint,
   modelName: data.modelName,
+  log: (message) => report({ type: "log", message }),
   onStream: (close) => {
     streams.add(close);
     return () => streams.delete(close);

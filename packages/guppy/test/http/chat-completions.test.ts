@@ -1,9 +1,10 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { RunnerEvent, SendResult } from "@guppy/core";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
+import { writeWhenReady } from "../../src/http/chat-completions.js";
 import { createHttpApp } from "../../src/http/create-http-app.js";
 import type { HttpBackend, HttpMessage, PromptReply } from "../../src/http/http-backend.js";
 
@@ -207,5 +208,86 @@ describe("chat completions on the node server", () => {
       ((await res.json()) as { choices: Array<{ message: { content: string } }> }).choices[0]
         ?.message.content,
     ).toBe("late answer");
+  });
+});
+
+describe("chat completions for any user and thread name", () => {
+  it.each([
+    ["用户", "http:%E7%94%A8%E6%88%B7"],
+    ["Дмитрий", "http:%D0%94%D0%BC%D0%B8%D1%82%D1%80%D0%B8%D0%B9"],
+    ["Zoë 🐟", "http:Zo%C3%AB%20%F0%9F%90%9F"],
+  ])(
+    "answers the user %j plain and streamed, its thread id URL-encoded in the header",
+    async (user, encoded) => {
+      const s = scriptedBackend(queued);
+      const app = appOver(s.backend);
+      const plain = ask(app, "node server", { ...hello, user }, "t");
+      const streamed = ask(app, "node server", { ...hello, user, stream: true }, "s");
+      const [plainId, streamId] = [`http:${user}:t`, `http:${user}:s`];
+      await until(() => s.reply(plainId) && s.reply(streamId));
+      s.reply(plainId)?.onEvent(runEnd("ok", "stop"));
+      s.reply(streamId)?.onEvent({ type: "text_delta", delta: "ok" });
+      s.reply(streamId)?.onEvent(runEnd("ok", "stop"));
+
+      const p = await plain;
+      expect(p.status).toBe(200);
+      expect(p.headers.get("x-guppy-thread-id")).toBe(`${encoded}:t`);
+      expect(decodeURIComponent(p.headers.get("x-guppy-thread-id") ?? "")).toBe(plainId);
+      expect(await p.json()).toMatchObject({
+        choices: [{ message: { content: "ok" } }],
+        guppy: { thread_id: plainId },
+      });
+      const st = await streamed;
+      expect(st.status).toBe(200);
+      expect(st.headers.get("x-guppy-thread-id")).toBe(`${encoded}:s`);
+      expect(await st.text()).toMatch(/"content":"ok"[\s\S]*data: \[DONE\]\n\n$/);
+    },
+  );
+
+  it("reads X-Guppy-Thread as UTF-8 and refuses bytes that are not, before any prompt is sent", async () => {
+    const s = scriptedBackend(queued);
+    const app = appOver(s.backend);
+    // What curl sends for -H 'X-Guppy-Thread: заметки': the UTF-8 bytes, one character each here.
+    const utf8 = Buffer.from("заметки").toString("latin1");
+    const pending = ask(app, "node server", hello, utf8);
+    await until(() => s.reply("http:api:заметки"));
+    s.reply("http:api:заметки")?.onEvent(runEnd("ok", "stop"));
+    expect((await pending).headers.get("x-guppy-thread-id")).toBe(
+      `http:api:${encodeURIComponent("заметки")}`,
+    );
+
+    const latin1 = await ask(app, "node server", hello, "Zo\u00eb");
+    expect(latin1.status).toBe(400);
+    expect(await latin1.json()).toEqual({
+      error: {
+        message:
+          "The X-Guppy-Thread header is not UTF-8 text: send the thread name as ASCII or as its UTF-8 bytes.",
+        type: "invalid_request_error",
+      },
+    });
+    expect(s.reply("http:api:Zoë")).toBeUndefined();
+    expect(s.reply("http:api:Zo\u00eb")).toBeUndefined();
+  });
+
+  it("logs an answer it cannot write and answers 500 in its place", async () => {
+    const logged: string[] = [];
+    const server = createServer((_req, res) =>
+      writeWhenReady(
+        res,
+        Promise.resolve({ status: 200, body: { ok: true }, headers: { "x-bad": "用户" } }),
+        (message) => logged.push(message),
+      ),
+    );
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    servers.push(() => new Promise((r) => server.close(() => r())));
+    const { port } = server.address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${port}/`);
+    expect(res.status).toBe(500);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(
+      /^Internal error: the answer could not be written \(Invalid character in header content \["x-bad"\]\)$/,
+    );
+    expect(logged).toEqual([
+      expect.stringMatching(/^The HTTP API could not write an answer: Invalid character in header/),
+    ]);
   });
 });

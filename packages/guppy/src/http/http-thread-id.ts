@@ -1,0 +1,32 @@
+/**
+ * A thread id as the HTTP API writes it where only visible ASCII may go (a path's `{id}`, the
+ * X-Guppy-Thread-Id header): URL-encoded as UTF-8, colons kept. `decodeURIComponent` gives the id
+ * back, and the value may be put in `/v1/threads/{id}/…` as it is.
+ */
+export function threadIdInPath(threadId: string): string {
+  return encodeURIComponent(threadId).replace(/%3A/g, ":");
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * The X-Guppy-Thread header as text: Node hands a header's bytes over one character per byte
+ * (Latin-1), and clients such as curl send a non-ASCII name as its UTF-8 bytes, which are read
+ * as such. Bytes that are not UTF-8 are refused rather than taken for another name.
+ */
+export function threadHeader(
+  raw: string | undefined,
+): { ok: true; name: string } | { ok: false; message: string } {
+  const value = raw ?? "";
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is taken as it is
+  if (/^[\x00-\x7f]*$/.test(value)) return { ok: true, name: value };
+  try {
+    return { ok: true, name: utf8.decode(Buffer.from(value, "latin1")) };
+  } catch {
+    return {
+      ok: false,
+      message:
+        "The X-Guppy-Thread header is not UTF-8 text: send the thread name as ASCII or as its UTF-8 bytes.",
+    };
+  }
+}
