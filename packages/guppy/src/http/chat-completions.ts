@@ -6,7 +6,7 @@ import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import { createAsyncQueue } from "./async-queue.js";
 import type { HttpBackend, HttpMessage, PromptReply } from "./http-backend.js";
-import { threadHeader, threadIdInPath } from "./http-thread-id.js";
+import { chatThreadId, threadHeader, threadIdInPath } from "./http-thread-id.js";
 import { honoJsonAnswer, type JsonAnswer, setHeaders, writeJsonAnswer } from "./json-answer.js";
 import { errorAnswer, internalErrorAnswer, jsonError } from "./json-error.js";
 import { readJsonBody } from "./request-body.js";
@@ -181,7 +181,7 @@ function nodeResponse(c: Context): ServerResponse | undefined {
 
 /**
  * POST /v1/chat/completions, OpenAI-compatible: the thread is
- * `http:<user or "api">:<X-Guppy-Thread or "default">`, the last user message is the prompt,
+ * `http:<user or "api">:<X-Guppy-Thread or "default">` (`chatThreadId`), the last user message is the prompt,
  * the full tool loop runs and the final answer comes back (streamed as text deltas on request).
  *
  * A plain answer served by @hono/node-server is written to the node response when the run ends,
@@ -215,7 +215,7 @@ export async function chatCompletions(
   const header = threadHeader(c.req.header("x-guppy-thread"));
   if (!header.ok) return jsonError(c, 400, header.message, "invalid_request_error");
   const threadName = header.name.trim() || "default";
-  const threadId = `http:${user}:${threadName}`;
+  const threadId = chatThreadId(user, threadName);
   const model = typeof body.model === "string" && body.model ? body.model : modelName;
   const created = Math.floor(Date.now() / 1000);
   const prompt = { threadId, text, user };

@@ -1,4 +1,14 @@
 /**
+ * The thread of a chat completion, `http:<user>:<thread>`. A `%` or `:` in the user is
+ * percent-encoded (`%25`, `%3A`) so that the id's parts are told apart again: user `alice:x` on
+ * thread `default` is not user `alice` on thread `x:default`, and each (user, thread) pair has a
+ * thread of its own. The thread name may hold colons (it is everything after the second one).
+ */
+export function chatThreadId(user: string, thread: string): string {
+  return `http:${user.replace(/[%:]/g, (c) => (c === "%" ? "%25" : "%3A"))}:${thread}`;
+}
+
+/**
  * A thread id as the HTTP API writes it where only visible ASCII may go (a path's `{id}`, the
  * X-Guppy-Thread-Id header): URL-encoded as UTF-8, colons kept. `decodeURIComponent` gives the id
  * back, and the value may be put in `/v1/threads/{id}/…` as it is.

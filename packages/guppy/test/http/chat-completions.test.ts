@@ -269,6 +269,37 @@ describe("chat completions for any user and thread name", () => {
     expect(s.reply("http:api:Zo\u00eb")).toBeUndefined();
   });
 
+  it("gives every (user, thread) pair its own thread: a : or % in the user is percent-encoded", async () => {
+    const s = scriptedBackend(queued);
+    const app = appOver(s.backend);
+    const pairs: Array<[string, string, string]> = [
+      ["alice:secret", "default", "http:alice%3Asecret:default"],
+      ["alice", "secret:default", "http:alice:secret:default"],
+      [":", "default", "http:%3A:default"],
+      ["50%3A", "x", "http:50%253A:x"],
+      ["50:", "x", "http:50%3A:x"],
+    ];
+    const answers = pairs.map(([user, thread]) =>
+      ask(app, "node server", { ...hello, user }, thread),
+    );
+    await until(() => pairs.every(([, , id]) => s.reply(id)));
+    for (const [, , id] of pairs) s.reply(id)?.onEvent(runEnd(`in ${id}`, "stop"));
+    for (const [i, answer] of answers.entries()) {
+      const res = await answer;
+      const id = pairs[i]?.[2] as string;
+      expect(await res.json()).toMatchObject({
+        choices: [{ message: { content: `in ${id}` } }],
+        guppy: { thread_id: id },
+      });
+      // The header goes into a path as it is, and reaches the same thread.
+      const header = res.headers.get("x-guppy-thread-id") as string;
+      const log = await app.request(`/v1/threads/${header}/messages`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
+      expect(((await log.json()) as { thread_id: string }).thread_id).toBe(id);
+    }
+  });
+
   it("logs an answer it cannot write and answers 500 in its place", async () => {
     const logged: string[] = [];
     const server = createServer((_req, res) =>
