@@ -5,11 +5,18 @@ import { ConfigError, type GuppyConfig } from "@guppy/core";
 
 export const API_TOKEN_FILE = "api-token";
 
+/** The shortest API token guppy takes (one it generates has 32 characters). */
+export const MIN_API_TOKEN_LENGTH = 16;
+
+const TOKEN_RULE = `an API token is at least ${MIN_API_TOKEN_LENGTH} characters of visible ASCII (letters, digits, punctuation; no spaces)`;
+
 export interface ApiToken {
   token: string;
   source: "env" | "file" | "generated";
   /** `<home>/api-token` when the token is stored there. */
   path?: string;
+  /** Where the token came from, as the user set it (GUPPY_API_TOKEN, a file's path, …). */
+  origin: string;
 }
 
 export function isLoopback(host: string): boolean {
@@ -18,23 +25,73 @@ export function isLoopback(host: string): boolean {
 }
 
 /**
- * GUPPY_API_TOKEN, else the token stored in `<home>/api-token` (mode 0600), else — only on a
- * loopback host — a new random token saved there. A non-loopback host without any token is refused.
+ * Why `token` cannot be an API token, or undefined when it can. One rule wherever the token
+ * comes from: long enough to resist guessing, and bytes every client sends as they are (a
+ * header carries non-ASCII text as Latin-1 or UTF-8 depending on the client, so such a token
+ * would never match).
+ */
+export function apiTokenProblem(token: string): string | undefined {
+  if (token === "") return "it is empty";
+  if (!/^[\x21-\x7e]+$/.test(token)) {
+    return "it holds a space, a control character or a character outside ASCII";
+  }
+  const n = token.length;
+  if (n < MIN_API_TOKEN_LENGTH) return `it is ${n} character${n === 1 ? "" : "s"} long`;
+  return undefined;
+}
+
+/** Where a configured token was set, as the user wrote it. */
+function configOrigin(config: GuppyConfig): string {
+  switch (config.sources.apiToken) {
+    case "flag":
+      return "--api-token";
+    case "settings":
+      return `"apiToken" in ${config.settingsPath}`;
+    default:
+      return "GUPPY_API_TOKEN";
+  }
+}
+
+/**
+ * GUPPY_API_TOKEN (or its setting), else the token stored in `<home>/api-token` (mode 0600),
+ * else — only on a loopback host — a new random token saved there. A token from either place
+ * that breaks the rule (`apiTokenProblem`) stops the start with a one-line error naming where it
+ * came from; the file is never replaced. A non-loopback host without any token is refused.
  */
 export function resolveApiToken(config: GuppyConfig): ApiToken {
-  if (config.apiToken) return { token: config.apiToken, source: "env" };
+  if (config.apiToken) {
+    const origin = configOrigin(config);
+    const problem = apiTokenProblem(config.apiToken);
+    if (problem) {
+      throw new ConfigError(`${origin} is not a usable API token: ${problem}; ${TOKEN_RULE}.`);
+    }
+    return { token: config.apiToken, source: "env", origin };
+  }
   const path = join(config.home, API_TOKEN_FILE);
   if (existsSync(path)) {
-    const token = readFileSync(path, "utf8").trim();
-    if (token.length >= 16) return { token, source: "file", path };
+    let text: string;
+    try {
+      text = readFileSync(path, "utf8");
+    } catch (error) {
+      throw new ConfigError(`Cannot read the API token in ${path}: ${(error as Error).message}`);
+    }
+    const token = text.trim();
+    const problem = apiTokenProblem(token);
+    if (problem) {
+      throw new ConfigError(
+        `${path} does not hold a usable API token: ${problem}; ${TOKEN_RULE} (fix the file, or remove it and guppy generates one).`,
+      );
+    }
+    return { token, source: "file", path, origin: path };
   }
   if (!isLoopback(config.httpHost)) {
     throw new ConfigError(
-      `GUPPY_HTTP_HOST is ${config.httpHost}, which is not a loopback address, and no API token is set: set GUPPY_API_TOKEN before exposing the HTTP API.`,
+      `GUPPY_HTTP_HOST is ${config.httpHost}, which is not a loopback address, and no API token is set: set GUPPY_API_TOKEN (or put one in ${path}) before exposing the HTTP API.`,
     );
   }
   mkdirSync(config.home, { recursive: true });
   const token = randomBytes(24).toString("base64url");
-  writeFileSync(path, `${token}\n`, { mode: 0o600 });
-  return { token, source: "generated", path };
+  // "wx": a file that appeared meanwhile is the user's, and stays as it is.
+  writeFileSync(path, `${token}\n`, { mode: 0o600, flag: "wx" });
+  return { token, source: "generated", path, origin: path };
 }

@@ -51,7 +51,7 @@ export function createHttpChannel(
         host: config.httpHost,
         port: config.httpPort,
         token: token.token,
-        tokenHint: token.path ? `it is stored in ${token.path}` : "it is GUPPY_API_TOKEN",
+        tokenHint: token.path ? `it is stored in ${token.path}` : `it is ${token.origin}`,
         modelName: config.model ?? "guppy",
         events: context.subscribe !== undefined,
       };

@@ -38,7 +38,7 @@ describe("HTTP channel's worker", () => {
       error: record("error"),
     };
     const config = loadConfig({
-      env: { GUPPY_HOME: home, GUPPY_API_TOKEN: "t", GUPPY_HTTP_PORT: "0" },
+      env: { GUPPY_HOME: home, GUPPY_API_TOKEN: "a-test-token-of-20-chars", GUPPY_HTTP_PORT: "0" },
     });
     const store = createStore({ home });
     const orchestrator = createOrchestrator({

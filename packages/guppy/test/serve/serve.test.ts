@@ -1,5 +1,13 @@
 import { spawn } from "node:child_process";
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, statSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
@@ -252,6 +260,20 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     expect(r.stderr).toMatch(/^guppy: GUPPY_HTTP_HOST is 0\.0\.0\.0.*set GUPPY_API_TOKEN/);
     expect(r.stderr.trim().split("\n")).toHaveLength(1);
     expect(existsSync(join(dir, "api-token"))).toBe(false);
+  });
+
+  it("refuses a token file it cannot use, in one line, and leaves the file as the user wrote it", async () => {
+    const dir = home();
+    writeFileSync(join(dir, "api-token"), "mysecret\n");
+    const r = await runCli(["serve"], {
+      env: cleanEnv({ ...llm.env(), GUPPY_HOME: dir, GUPPY_HTTP_PORT: "0" }),
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /^guppy: .*api-token does not hold a usable API token: it is 8 characters long; an API token is at least 16 characters/,
+    );
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(readFileSync(join(dir, "api-token"), "utf8")).toBe("mysecret\n");
   });
 
   it("answers 50 concurrent threads × 4 messages, each thread in order", async () => {
