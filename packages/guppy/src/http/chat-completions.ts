@@ -4,6 +4,7 @@ import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { createAsyncQueue } from "./async-queue.js";
 import type { HttpBackend, HttpMessage, PromptReply } from "./http-backend.js";
 import { chatThreadId, threadHeader, threadIdInPath } from "./http-thread-id.js";
@@ -35,6 +36,32 @@ export function lastUserText(messages: unknown): string | undefined {
 }
 
 const finishReason = (stop: string) => (stop === "length" ? "length" : "stop");
+
+/**
+ * No standard status says "cancelled": 499 is what Google's APIs give a cancelled call, and
+ * OpenAI's clients raise it as an APIError without retrying (they retry a 409 or a 5xx, which
+ * would run an aborted prompt again).
+ */
+const ABORTED_STATUS = 499 as ContentfulStatusCode;
+
+/**
+ * A run that ended without an answer, as the error the client gets instead: the model request
+ * failed, or the run was aborted (it is not a complete answer, even with some text).
+ */
+function runFailure(
+  event: RunEnd,
+  threadId: string,
+): { status: ContentfulStatusCode; message: string; type: string } | undefined {
+  if (event.stopReason === "error") {
+    const message = event.errorMessage ?? "The model request failed.";
+    return { status: 502, message, type: "upstream_error" };
+  }
+  if (event.stopReason === "aborted") {
+    const message = `The run was aborted before it finished (POST /v1/threads/${threadIdInPath(threadId)}/abort, /stop, or guppy shutting down).`;
+    return { status: ABORTED_STATUS, message, type: "aborted" };
+  }
+  return undefined;
+}
 
 interface ChatPrompt {
   threadId: string;
@@ -119,10 +146,8 @@ async function plainAnswer(
   const headers = answerHeaders(threadId, inboxId);
   const event = await ended;
   if (event.type === "notice") return { ...errorAnswer(503, event.text, "unavailable"), headers };
-  if (event.stopReason === "error") {
-    const message = event.errorMessage ?? "The model request failed.";
-    return { ...errorAnswer(502, message, "upstream_error"), headers };
-  }
+  const failure = runFailure(event, threadId);
+  if (failure) return { ...errorAnswer(failure.status, failure.message, failure.type), headers };
   return {
     status: 200,
     headers,
@@ -277,15 +302,10 @@ export async function chatCompletions(
       usage.track(event);
       if (event.type === "text_delta") await chunk({ content: event.delta }, null);
       else if (event.type === "run_end") {
-        if (event.stopReason === "error") {
-          await stream.writeSSE({
-            data: JSON.stringify({
-              error: {
-                message: event.errorMessage ?? "The model request failed.",
-                type: "upstream_error",
-              },
-            }),
-          });
+        const failure = runFailure(event, threadId);
+        if (failure) {
+          const { message, type } = failure;
+          await stream.writeSSE({ data: JSON.stringify({ error: { message, type } }) });
           break;
         }
         await chunk({}, finishReason(event.stopReason));

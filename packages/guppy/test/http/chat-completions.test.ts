@@ -46,7 +46,11 @@ const usage = (input: number, output: number): RunnerEvent => ({
   },
   totals: { input, output, cacheRead: 0, cacheWrite: 0, cost: 0, requests: 1 },
 });
-const runEnd = (text: string, stopReason: "stop" | "error", errorMessage?: string): RunnerEvent =>
+const runEnd = (
+  text: string,
+  stopReason: "stop" | "error" | "aborted",
+  errorMessage?: string,
+): RunnerEvent =>
   ({ type: "run_end", text, stopReason, ...(errorMessage ? { errorMessage } : {}) }) as RunnerEvent;
 
 /** A real node server over the app (127.0.0.1, stopped after the test); `settled` counts fetches done. */
@@ -150,6 +154,23 @@ describe.each<Transport>(["node server", "app.request"])(
       });
     });
 
+    it("answers 499 for an aborted run: its partial text is no complete answer", async () => {
+      const s = scriptedBackend(queued);
+      const pending = ask(appOver(s.backend), transport, hello, "stopped");
+      await until(() => s.reply("http:api:stopped"));
+      s.reply("http:api:stopped")?.onEvent(runEnd("half an ans", "aborted"));
+      const res = await pending;
+      expect(res.status).toBe(499);
+      expect(res.headers.get("x-guppy-thread-id")).toBe("http:api:stopped");
+      expect(await res.json()).toEqual({
+        error: {
+          message:
+            "The run was aborted before it finished (POST /v1/threads/http:api:stopped/abort, /stop, or guppy shutting down).",
+          type: "aborted",
+        },
+      });
+    });
+
     it("answers 429 when the thread is busy, 503 when refused, 500 when the backend fails", async () => {
       const busy = await ask(
         appOver(scriptedBackend(async () => ({ status: "busy", queued: 5 })).backend),
@@ -209,6 +230,44 @@ describe("chat completions on the node server", () => {
         ?.message.content,
     ).toBe("late answer");
   });
+});
+
+/** The data lines of an SSE body, parsed (`[DONE]` as the string). */
+const sseData = (text: string) =>
+  text
+    .split("\n")
+    .filter((line) => line.startsWith("data: "))
+    .map((line) => (line === "data: [DONE]" ? "[DONE]" : JSON.parse(line.slice(6))));
+
+describe("chat completions, streamed", () => {
+  it.each([
+    ["error", "the model is down", { message: "the model is down", type: "upstream_error" }],
+    [
+      "aborted",
+      undefined,
+      {
+        message:
+          "The run was aborted before it finished (POST /v1/threads/http:api:t1/abort, /stop, or guppy shutting down).",
+        type: "aborted",
+      },
+    ],
+  ] as const)(
+    "ends a run that stopped with %s with an error object and [DONE], no finish_reason",
+    async (stopReason, errorMessage, error) => {
+      const s = scriptedBackend(queued);
+      const pending = ask(appOver(s.backend), "node server", { ...hello, stream: true });
+      await until(() => s.reply("http:api:t1"));
+      const reply = s.reply("http:api:t1") as PromptReply;
+      reply.onEvent({ type: "text_delta", delta: "half" });
+      reply.onEvent(runEnd("half", stopReason, errorMessage));
+      const data = sseData(await (await pending).text());
+      expect(data.slice(1).map((d) => (d === "[DONE]" ? d : (d.choices?.[0] ?? d)))).toEqual([
+        { index: 0, delta: { content: "half" }, finish_reason: null },
+        { error },
+        "[DONE]",
+      ]);
+    },
+  );
 });
 
 describe("chat completions for any user and thread name", () => {

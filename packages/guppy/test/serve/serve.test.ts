@@ -366,6 +366,39 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     expect(nothing.status).toBe(409);
   });
 
+  it("gives the openai client an error it does not retry for an aborted answer, plain or streamed", async () => {
+    const s = await serve(home());
+    // The client's default retries: a 409 or a 5xx would send the aborted prompt again.
+    const openai = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: s.token, timeout: 20_000 });
+    const asked = (text: string) =>
+      llm.requests.filter((r) => contentText(r.messages.at(-1)?.content) === text).length;
+    for (const stream of [false, true]) {
+      const text = `slow-once 5000 abort me (stream: ${stream})`;
+      const answer = (async () => {
+        const options = { headers: { "X-Guppy-Thread": "stopped" } };
+        const messages = [{ role: "user" as const, content: text }];
+        if (!stream) return openai.chat.completions.create({ model: "m", messages }, options);
+        const chunks = await openai.chat.completions.create(
+          { model: "m", messages, stream },
+          options,
+        );
+        for await (const _ of chunks);
+      })().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await waitFor(() => (asked(text) === 1 ? true : undefined));
+      expect((await s.api("/v1/threads/http:api:stopped/abort", { method: "POST" })).status).toBe(
+        200,
+      );
+      const error = await answer;
+      expect(error).toBeInstanceOf(OpenAI.APIError);
+      expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(stream ? undefined : 499);
+      expect((error as Error).message).toMatch(/The run was aborted before it finished/);
+      expect(asked(text)).toBe(1);
+    }
+  });
+
   it("after kill -9 mid-run, a restart re-runs the prompt that had no side effects and reports the one that had", async () => {
     const dir = home();
     const first = await serve(dir);
