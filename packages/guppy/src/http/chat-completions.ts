@@ -5,6 +5,7 @@ import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { createAnswerText } from "./answer-text.js";
 import { createAsyncQueue } from "./async-queue.js";
 import type { HttpBackend, HttpMessage, PromptReply } from "./http-backend.js";
 import { chatThreadId, threadHeader, threadIdInPath } from "./http-thread-id.js";
@@ -148,6 +149,7 @@ async function plainAnswer(
   if (event.type === "notice") return { ...errorAnswer(503, event.text, "unavailable"), headers };
   const failure = runFailure(event, threadId);
   if (failure) return { ...errorAnswer(failure.status, failure.message, failure.type), headers };
+  // A plain reply's end holds the whole answer (http-backend.ts), as a stream would give it.
   return {
     status: 200,
     headers,
@@ -206,8 +208,9 @@ function nodeResponse(c: Context): ServerResponse | undefined {
 
 /**
  * POST /v1/chat/completions, OpenAI-compatible: the thread is
- * `http:<user or "api">:<X-Guppy-Thread or "default">` (`chatThreadId`), the last user message is the prompt,
- * the full tool loop runs and the final answer comes back (streamed as text deltas on request).
+ * `http:<user or "api">:<X-Guppy-Thread or "default">` (`chatThreadId`), the last user message
+ * is the prompt, the full tool loop runs and the answer comes back (streamed as text deltas on
+ * request; the same text either way: answer-text.ts).
  *
  * A plain answer served by @hono/node-server is written to the node response when the run ends,
  * and the handler returns at once: Hono's request, context and middleware frames are not held
@@ -258,6 +261,7 @@ export async function chatCompletions(
   const includeUsage =
     (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
   const usage = usageTally();
+  const answer = createAnswerText();
   const queue = createAsyncQueue<Outcome>();
   const result = await backend.send(
     threadId,
@@ -300,14 +304,18 @@ export async function chatCompletions(
       }
       const event = outcome.event;
       usage.track(event);
-      if (event.type === "text_delta") await chunk({ content: event.delta }, null);
-      else if (event.type === "run_end") {
+      if (event.type !== "run_end") {
+        const text = answer.add(event);
+        if (text) await chunk({ content: text }, null);
+      } else {
         const failure = runFailure(event, threadId);
         if (failure) {
           const { message, type } = failure;
           await stream.writeSSE({ data: JSON.stringify({ error: { message, type } }) });
           break;
         }
+        const rest = answer.add(event);
+        if (rest) await chunk({ content: rest }, null);
         await chunk({}, finishReason(event.stopReason));
         if (includeUsage) {
           await stream.writeSSE({

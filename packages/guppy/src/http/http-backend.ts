@@ -10,10 +10,12 @@ import {
   type Store,
   type ThreadHandle,
 } from "@guppy/core";
+import { createAnswerText } from "./answer-text.js";
 
 /**
  * Which runner events a prompt's reply wants: all of them (a streamed answer), or only its usage
- * and its end (a plain answer: the fewer events cross to the HTTP worker, the better).
+ * and its end (a plain answer: the fewer events cross to the HTTP worker, the better), the end's
+ * `text` then being the whole answer as a stream gives it (answer-text.ts).
  */
 export type ReplyEvents = "all" | "end";
 
@@ -149,14 +151,17 @@ function threadSubscriptions(
 }
 
 function replyHandle(threadId: string, reply: PromptReply): ThreadHandle {
+  const notice = (text: string) => reply.notice(text);
+  if (reply.events === "all") return { threadId, onEvent: (event) => reply.onEvent(event), notice };
+  // The answer is built here from the events that do not cross (text deltas, tool calls).
+  const answer = createAnswerText();
   return {
     threadId,
-    onEvent:
-      reply.events === "all"
-        ? (event) => reply.onEvent(event)
-        : (event) => {
-            if (event.type === "usage" || event.type === "run_end") reply.onEvent(event);
-          },
-    notice: (text) => reply.notice(text),
+    onEvent(event) {
+      answer.add(event);
+      if (event.type === "usage") reply.onEvent(event);
+      else if (event.type === "run_end") reply.onEvent({ ...event, text: answer.text() });
+    },
+    notice,
   };
 }

@@ -392,4 +392,50 @@ describe("local HTTP backend", () => {
     expect(seen).toEqual(["usage", "run_end"]);
     expect(sent[0]).toMatchObject({ type: "prompt", text: "t", deferSync: true });
   });
+
+  it("ends a plain answer with the text a stream of the same run gives", async () => {
+    const run: RunnerEvent[] = [
+      { type: "text_delta", delta: "Let me check. " },
+      { type: "tool_call", toolCallId: "1", name: "bash", args: {} },
+      { type: "tool_result", toolCallId: "1", name: "bash", isError: false, text: "ok" },
+      usage,
+      { type: "text_delta", delta: "after " },
+      { type: "text_delta", delta: "tool" },
+      { type: "run_end", text: "after tool", stopReason: "stop" },
+    ];
+    const local = createLocalBackend({
+      orchestrator: {
+        send: (_threadId, message) => {
+          if (message.type === "prompt") for (const e of run) message.thread?.onEvent?.(e);
+          return { status: "queued", inboxId: "i", position: 0 };
+        },
+        status: () => {
+          throw new Error("unused");
+        },
+        threads: () => [],
+      },
+      store: {
+        readLog: () => [],
+        threadDir: (id) => `/nonexistent/${id}`,
+        logFile: (id) => `/nonexistent/${id}/log.jsonl`,
+      },
+    });
+    const ends: Record<string, string> = {};
+    for (const events of ["end", "all"] as const) {
+      let streamed = "";
+      await local.send("http:api:x", {
+        ...prompt({
+          events,
+          onEvent(e) {
+            if (e.type === "text_delta") streamed += e.delta;
+            if (e.type === "run_end") ends[events] = events === "end" ? e.text : streamed;
+          },
+          notice: () => {},
+        }),
+      });
+    }
+    expect(ends.end).toBe("Let me check. \n\nafter tool");
+    // The "all" reply gets the run's own events: the worker builds the same text from them.
+    expect(ends.all).toBe("Let me check. after tool");
+  });
 });

@@ -240,6 +240,54 @@ const sseData = (text: string) =>
     .map((line) => (line === "data: [DONE]" ? "[DONE]" : JSON.parse(line.slice(6))));
 
 describe("chat completions, streamed", () => {
+  it("streams the answer as it comes: its first delta arrives before the run ends", async () => {
+    const s = scriptedBackend(queued);
+    const pending = ask(appOver(s.backend), "node server", { ...hello, stream: true });
+    await until(() => s.reply("http:api:t1"));
+    const reply = s.reply("http:api:t1") as PromptReply;
+    reply.onEvent({ type: "text_delta", delta: "Hel" });
+    const reader = ((await pending).body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let body = "";
+    while (!body.includes('"content":"Hel"')) {
+      const { value, done } = await reader.read();
+      expect(done).toBe(false);
+      body += decoder.decode(value, { stream: true });
+    }
+    reply.onEvent({ type: "text_delta", delta: "lo" });
+    reply.onEvent(runEnd("Hello", "stop"));
+    for (let r = await reader.read(); !r.done; r = await reader.read())
+      body += decoder.decode(r.value);
+    const deltas = sseData(body)
+      .slice(1)
+      .map((d) => (d === "[DONE]" ? d : d.choices[0]));
+    expect(deltas).toEqual([
+      { index: 0, delta: { content: "Hel" }, finish_reason: null },
+      { index: 0, delta: { content: "lo" }, finish_reason: null },
+      { index: 0, delta: {}, finish_reason: "stop" },
+      "[DONE]",
+    ]);
+  });
+
+  it("gives the text of every turn, as a plain answer of the same run does", async () => {
+    const s = scriptedBackend(queued);
+    const pending = ask(appOver(s.backend), "node server", { ...hello, stream: true });
+    await until(() => s.reply("http:api:t1"));
+    const reply = s.reply("http:api:t1") as PromptReply;
+    for (const event of [
+      { type: "text_delta", delta: "Let me check. " },
+      { type: "tool_call", toolCallId: "1", name: "bash", args: {} },
+      { type: "tool_result", toolCallId: "1", name: "bash", isError: false, text: "ok" },
+      { type: "text_delta", delta: "after tool" },
+      runEnd("after tool", "stop"),
+    ] as RunnerEvent[])
+      reply.onEvent(event);
+    const content = sseData(await (await pending).text())
+      .map((d) => (d === "[DONE]" ? "" : (d.choices[0]?.delta.content ?? "")))
+      .join("");
+    expect(content).toBe("Let me check. \n\nafter tool");
+  });
+
   it.each([
     ["error", "the model is down", { message: "the model is down", type: "upstream_error" }],
     [

@@ -31,8 +31,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The scripted model: a tool result is answered with its first line; "run-bash CMD" asks for
- * bash; "slow-once N" answers after N ms the first time; anything else is echoed with the number of user
- * messages the request carried (so a thread's history shows in its answers).
+ * bash ("say-then-bash CMD" with a few words before the call); "slow-once N" answers after N ms
+ * the first time; anything else is echoed with the number of user messages the request carried
+ * (so a thread's history shows in its answers).
  */
 const slowSeen = new Set<string>();
 
@@ -41,9 +42,11 @@ async function script(request: ChatCompletionRequest): Promise<FixtureResponse> 
   if (last?.role === "tool")
     return { content: `Tool said: ${contentText(last.content).split("\n")[0]}` };
   const text = contentText(last?.content);
-  const bash = /run-bash (.+)$/.exec(text);
-  if (bash?.[1])
-    return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: bash[1] }) }] };
+  const bash = /(say-then-|run-)bash (.+)$/.exec(text);
+  if (bash?.[2]) {
+    const toolCalls = [{ name: "bash", arguments: JSON.stringify({ command: bash[2] }) }];
+    return bash[1] === "say-then-" ? { content: "Let me check. ", toolCalls } : { toolCalls };
+  }
   const slow = /slow-once (\d+)/.exec(text);
   if (slow && !slowSeen.has(text)) {
     slowSeen.add(text);
@@ -156,6 +159,23 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
       const nicer = readdirSync(`/proc/${pid}/task`).filter((t) => nice(t) === main + 5);
       expect(nicer).toHaveLength(1);
     }
+  });
+
+  it("answers the same text streamed or not when the model speaks before a tool call", async () => {
+    const openai = client(await serve(home()));
+    const ask = { headers: { "X-Guppy-Thread": "mixed" } };
+    const plain = await openai.chat.completions.create(
+      { model: "m", messages: [{ role: "user", content: "say-then-bash echo one" }] },
+      ask,
+    );
+    const stream = await openai.chat.completions.create(
+      { model: "m", stream: true, messages: [{ role: "user", content: "say-then-bash echo two" }] },
+      ask,
+    );
+    let streamed = "";
+    for await (const chunk of stream) streamed += chunk.choices[0]?.delta.content ?? "";
+    expect(plain.choices[0]?.message.content).toBe("Let me check. \n\nTool said: one");
+    expect(streamed).toBe("Let me check. \n\nTool said: two");
   });
 
   it("guards every route but /health with the bearer token and answers bad input with JSON 4xx", async () => {
