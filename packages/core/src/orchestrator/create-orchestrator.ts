@@ -766,10 +766,10 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
 
     status: statusOf,
 
-    threads() {
+    threads(options) {
       // One entry per thread: the directories' ids are canonical, and so are the actors' keys.
       const ids = new Map<string, string>();
-      for (const id of store.listThreads()) ids.set(id, id);
+      if (options?.onDisk !== false) for (const id of store.listThreads()) ids.set(id, id);
       for (const [key, actor] of actors) ids.set(key, actor.threadId);
       return [...ids.values()].sort().map(statusOf);
     },

@@ -68,8 +68,11 @@ export interface Orchestrator {
   /** `/compact`: forces a compaction of the thread's context; resolves to a one-line report. */
   compact(threadId: string): Promise<string>;
   status(threadId: string): ThreadStatus;
-  /** Every thread known on disk or in memory. */
-  threads(): ThreadStatus[];
+  /**
+   * Every thread known on disk or in memory. `onDisk: false`: the threads in memory only, without
+   * listing the directories (a caller that lists them itself, off this thread: the HTTP API).
+   */
+  threads(options?: { onDisk?: boolean }): ThreadStatus[];
   /** Replays the durable inbox: accepted prompts that were never answered are run or reported. */
   start(): Promise<void>;
   /** Stops accepting prompts, lets running turns finish for up to `graceMs`, then aborts them and saves. */

@@ -3,11 +3,13 @@ import type { OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
 import type {
   HttpBackend,
   HttpMessage,
+  InMemoryThreads,
   PromptReply,
   ReplyEvents,
   ThreadLookup,
   ThreadSummary,
 } from "./http-backend.js";
+import { listThreadDirs } from "./list-thread-dirs.js";
 import { readLogFile } from "./read-log-file.js";
 
 /**
@@ -32,7 +34,8 @@ type WireSendResult =
 export type BackendRequest =
   | { type: "send"; call: number; threadId: string; message: WireMessage; synced: boolean }
   | { type: "thread"; call: number; threadId: string }
-  | { type: "threads"; call: number }
+  | { type: "threadsInMemory"; call: number; after?: string }
+  | { type: "statuses"; call: number; threadIds: string[] }
   | { type: "logFile"; call: number; threadId: string }
   | { type: "subscribe"; call: number; threadId: string }
   | { type: "unsubscribe"; call: number };
@@ -45,7 +48,8 @@ export type BackendReply =
   /** `outcomes`: what the reply got before the result went (a plain answer: all of it). */
   | { type: "sent"; call: number; result: WireSendResult; outcomes: ReplyOutcome[] }
   | { type: "thread"; call: number; value: ThreadLookup }
-  | { type: "threads"; call: number; value: ThreadSummary[] }
+  | { type: "threadsInMemory"; call: number; value: InMemoryThreads }
+  | { type: "statuses"; call: number; value: ThreadSummary[] }
   | { type: "logFile"; call: number; value: string }
   | { type: "failed"; call: number; message: string }
   | { type: "synced"; call: number; error?: string }
@@ -121,8 +125,15 @@ export function serveBackend(port: Port, backend: HttpBackend): () => void {
           .thread(request.threadId)
           .then((value) => post({ type: "thread", call, value }), failed(call));
         return;
-      case "threads":
-        backend.threads().then((value) => post({ type: "threads", call, value }), failed(call));
+      case "threadsInMemory":
+        backend
+          .threadsInMemory(request.after)
+          .then((value) => post({ type: "threadsInMemory", call, value }), failed(call));
+        return;
+      case "statuses":
+        backend
+          .statuses(request.threadIds)
+          .then((value) => post({ type: "statuses", call, value }), failed(call));
         return;
       case "logFile":
         backend
@@ -226,8 +237,15 @@ function relayReply(call: number, events: ReplyEvents, post: (reply: BackendRepl
   };
 }
 
-/** The backend for the worker: each call is a message to `serveBackend` on the main thread. */
-export function createRemoteBackend(port: Port, options: { events: boolean }): HttpBackend {
+/**
+ * The backend for the worker: each call is a message to `serveBackend` on the main thread, but
+ * for what the worker does itself: reading a thread's log, listing the thread directories under
+ * `home` (list-thread-dirs.ts).
+ */
+export function createRemoteBackend(
+  port: Port,
+  options: { events: boolean; home: string },
+): HttpBackend {
   let next = 0;
   const answers = new Map<number, (reply: BackendReply) => void>();
   const replies = new Map<number, PromptReply>();
@@ -330,7 +348,17 @@ export function createRemoteBackend(port: Port, options: { events: boolean }): H
     },
     thread: async (threadId) =>
       (await ask({ type: "thread", call: next++, threadId }, "thread")).value,
-    threads: async () => (await ask({ type: "threads", call: next++ }, "threads")).value,
+    threadsInMemory: async (after) =>
+      (
+        await ask(
+          { type: "threadsInMemory", call: next++, ...(after !== undefined ? { after } : {}) },
+          "threadsInMemory",
+        )
+      ).value,
+    // Listed here, in the worker: the walk costs the agents' thread nothing.
+    threadIdsOnDisk: () => listThreadDirs(options.home),
+    statuses: async (threadIds) =>
+      (await ask({ type: "statuses", call: next++, threadIds }, "statuses")).value,
     logFile,
     // Read and parsed here, in the worker: a long log costs the agents' thread nothing.
     readLog: async (threadId) => readLogFile(await logFile(threadId)),

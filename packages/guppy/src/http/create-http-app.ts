@@ -7,6 +7,7 @@ import { chatCompletions } from "./chat-completions.js";
 import type { HttpBackend } from "./http-backend.js";
 import { honoJsonAnswer } from "./json-answer.js";
 import { internalErrorAnswer, jsonError } from "./json-error.js";
+import { listThreads, type ThreadPageRequest } from "./list-threads.js";
 import { bodyLimit, readJsonBody } from "./request-body.js";
 
 export interface HttpAppOptions {
@@ -62,9 +63,31 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     }
     return found.threadId;
   };
-  app.get("/v1/threads", async (c) =>
-    c.json({
-      threads: (await backend.threads()).map((t) => ({
+  /** GET /v1/threads's `limit` and `after`, or what is wrong with them. */
+  const threadPageRequest = async (
+    limit: string | undefined,
+    after: string | undefined,
+  ): Promise<ThreadPageRequest | string> => {
+    const page: ThreadPageRequest = {};
+    if (limit !== undefined) {
+      if (!/^[1-9][0-9]{0,8}$/.test(limit)) {
+        return `\`limit\` must be a whole number from 1 to 999999999, not ${JSON.stringify(limit)}.`;
+      }
+      page.limit = Number(limit);
+    }
+    if (after !== undefined) {
+      const found = await backend.thread(after);
+      if (found.status === "invalid") return `\`after\` must be a thread id: ${found.reason}`;
+      page.after = after;
+    }
+    return page;
+  };
+  app.get("/v1/threads", async (c) => {
+    const page = await threadPageRequest(c.req.query("limit"), c.req.query("after"));
+    if (typeof page === "string") return jsonError(c, 400, page, "invalid_request_error");
+    const { threads, next } = await listThreads(backend, page);
+    return c.json({
+      threads: threads.map((t) => ({
         id: t.threadId,
         state: t.state,
         queued: t.queued,
@@ -74,8 +97,9 @@ export function createHttpApp(options: HttpAppOptions): Hono {
         tokens: { context: t.contextTokens, context_window: t.contextWindow },
         cost: t.cost,
       })),
-    }),
-  );
+      next,
+    });
+  });
 
   app.post("/v1/threads/:id/messages", async (c) => {
     const id = await threadParam(c, false);

@@ -49,6 +49,12 @@ export type ThreadLookup =
 /** A thread as GET /v1/threads lists it. */
 export type ThreadSummary = ReturnType<Orchestrator["threads"]>[number];
 
+/** What `threadsInMemory` gives: the threads with an actor, by canonical id. */
+export interface InMemoryThreads {
+  threads: Array<{ id: string; status: ThreadSummary }>;
+  after?: string;
+}
+
 /**
  * What the HTTP API's routes need of the gateway. Asynchronous because the routes run in a
  * worker thread (http-worker.ts) and reach the orchestrator, which stays on the main thread,
@@ -62,7 +68,18 @@ export interface HttpBackend {
    * the id as the gateway spells it.
    */
   thread(threadId: string): Promise<ThreadLookup>;
-  threads(): Promise<ThreadSummary[]>;
+  /**
+   * The threads in memory, each with its canonical id (list-threads.ts), and `after` (a cursor
+   * of GET /v1/threads, a valid thread id) in its canonical spelling.
+   */
+  threadsInMemory(after?: string): Promise<InMemoryThreads>;
+  /** The ids of the threads with a directory under GUPPY_HOME (the worker lists them itself). */
+  threadIdsOnDisk(): Promise<string[]>;
+  /**
+   * `orchestrator.status` of each thread: a thread with no agent loaded shows its status.json,
+   * read once and kept.
+   */
+  statuses(threadIds: string[]): Promise<ThreadSummary[]>;
   readLog(threadId: string): Promise<LogEntry[]>;
   /** Where the thread's log.jsonl is: the worker reads it itself (`readLog` over the port). */
   logFile(threadId: string): Promise<string>;
@@ -72,7 +89,7 @@ export interface HttpBackend {
 
 export interface LocalBackendOptions {
   orchestrator: Pick<Orchestrator, "send" | "status" | "threads">;
-  store: Pick<Store, "readLog" | "threadDir" | "logFile">;
+  store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads">;
   subscribe?: (listener: OrchestratorListener) => () => void;
 }
 
@@ -109,7 +126,14 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
       const seen = status.lastActivity !== undefined || existsSync(store.threadDir(canonical));
       return { status: seen ? "known" : "unknown", threadId: status.threadId };
     },
-    threads: async () => orchestrator.threads(),
+    threadsInMemory: async (after) => ({
+      threads: orchestrator
+        .threads({ onDisk: false })
+        .map((status) => ({ id: canonicalThreadId(status.threadId), status })),
+      ...(after !== undefined ? { after: canonicalThreadId(after) } : {}),
+    }),
+    threadIdsOnDisk: async () => store.listThreads(),
+    statuses: async (threadIds) => threadIds.map((id) => orchestrator.status(id)),
     readLog: async (threadId) => store.readLog(threadId),
     logFile: async (threadId) => store.logFile(threadId),
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),

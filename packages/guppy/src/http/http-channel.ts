@@ -48,6 +48,7 @@ export function createHttpChannel(
         ...(context.subscribe ? { subscribe: context.subscribe } : {}),
       });
       const data: Omit<HttpWorkerData, "backend"> = {
+        home: config.home,
         host: config.httpHost,
         port: config.httpPort,
         token: token.token,

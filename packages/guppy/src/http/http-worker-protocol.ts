@@ -2,6 +2,8 @@ import type { MessagePort } from "node:worker_threads";
 
 /** What the HTTP worker (http-worker.ts) starts with. */
 export interface HttpWorkerData {
+  /** GUPPY_HOME: the worker lists the thread directories itself. */
+  home: string;
   host: string;
   port: number;
   token: string;

@@ -28,7 +28,7 @@ process.on("uncaughtException", (error) => report({ type: "error", message: desc
 
 const streams = new Set<() => void>();
 const app = createHttpApp({
-  backend: createRemoteBackend(data.backend, { events: data.events }),
+  backend: createRemoteBackend(data.backend, { events: data.events, home: data.home }),
   token: data.token,
   tokenHint: data.tokenHint,
   modelName: data.modelName,

@@ -36,7 +36,7 @@ function connect(backend: HttpBackend, events = true) {
     port1.close();
     port2.close();
   });
-  return { remote: createRemoteBackend(port2, { events }), posted };
+  return { remote: createRemoteBackend(port2, { events, home: "/nonexistent" }), posted };
 }
 
 const usage: RunnerEvent = {
@@ -95,7 +95,9 @@ function scriptedBackend(result: SendResult) {
       id.startsWith("http:")
         ? { status: "known", threadId: id }
         : { status: "invalid", reason: `bad ${id}` },
-    threads: async () => [],
+    threadsInMemory: async () => ({ threads: [] }),
+    threadIdsOnDisk: async () => [],
+    statuses: async () => [],
     readLog: async () => {
       throw new Error("the worker reads the log itself");
     },
@@ -239,7 +241,7 @@ describe("HTTP backend across a message port", () => {
     const { remote } = connect(scriptedBackend({ status: "delivered" }).backend);
     expect(await remote.thread("http:api:e")).toEqual({ status: "known", threadId: "http:api:e" });
     expect(await remote.thread("nope")).toEqual({ status: "invalid", reason: "bad nope" });
-    expect(await remote.threads()).toEqual([]);
+    expect(await remote.threadsInMemory("http:api")).toEqual({ threads: [] });
     await expect(remote.readLog("http:api:gone")).rejects.toThrow("no log for you");
     expect(await remote.send("http:api:e", { type: "abort" })).toEqual({ status: "delivered" });
   });
@@ -286,6 +288,7 @@ describe("HTTP backend across a message port", () => {
         readLog: () => [],
         threadDir: (id) => `/nonexistent/${id}`,
         logFile: (id) => `/nonexistent/${id}/log.jsonl`,
+        listThreads: () => [],
       },
       subscribe: (listener) => {
         listeners.add(listener);
@@ -365,6 +368,7 @@ describe("local HTTP backend", () => {
         readLog: () => [],
         threadDir: (id) => `/nonexistent/${id}`,
         logFile: (id) => `/nonexistent/${id}/log.jsonl`,
+        listThreads: () => [],
       },
     });
     expect(await local.thread("http:api:seen")).toEqual({
@@ -418,6 +422,7 @@ describe("local HTTP backend", () => {
         readLog: () => [],
         threadDir: (id) => `/nonexistent/${id}`,
         logFile: (id) => `/nonexistent/${id}/log.jsonl`,
+        listThreads: () => [],
       },
     });
     const ends: Record<string, string> = {};

@@ -22,7 +22,9 @@ function scriptedBackend(result: () => Promise<SendResult>) {
       return result();
     },
     thread: async (threadId) => ({ status: "known", threadId }),
-    threads: async () => [],
+    threadsInMemory: async () => ({ threads: [] }),
+    threadIdsOnDisk: async () => [],
+    statuses: async () => [],
     logFile: async () => "/nonexistent",
     readLog: async () => [],
   };

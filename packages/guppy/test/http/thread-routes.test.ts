@@ -19,7 +19,9 @@ function threadsBackend(threads: string[]): HttpBackend {
       }
       return { status: known.has(threadId) ? "known" : "unknown", threadId };
     },
-    threads: async () => [],
+    threadsInMemory: async () => ({ threads: [] }),
+    threadIdsOnDisk: async () => [],
+    statuses: async () => [],
     logFile: async () => "/nonexistent",
     readLog: async (threadId) => [
       {
