@@ -106,7 +106,11 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     if (typeof id !== "string") return id;
     const parsed = await readJsonBody(c);
     if (!parsed.ok) return parsed.response;
-    const { text, user, message_id: messageId } = parsed.body;
+    const { text, user } = parsed.body;
+    const messageId =
+      typeof parsed.body.message_id === "string" && parsed.body.message_id
+        ? parsed.body.message_id
+        : undefined;
     if (typeof text !== "string" || text.trim() === "") {
       return jsonError(c, 400, "`text` must be a non-empty string.", "invalid_request_error");
     }
@@ -116,7 +120,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
       text,
       userId: userName,
       userName,
-      ...(typeof messageId === "string" && messageId ? { messageId } : {}),
+      ...(messageId ? { messageId } : {}),
     });
     if (result.status === "queued") {
       // 202 only once the message is on disk (fsync'd without blocking other requests).
@@ -130,8 +134,16 @@ export function createHttpApp(options: HttpAppOptions): Hono {
           "internal_error",
         );
       }
+      // `id` is the prompt's: its events carry it as message_id. Its log entry takes the
+      // message_id the client gave, if any: `log_id` says which.
       return c.json(
-        { id: result.inboxId, thread_id: id, status: "queued", position: result.position },
+        {
+          id: result.inboxId,
+          log_id: messageId ?? result.inboxId,
+          thread_id: id,
+          status: "queued",
+          position: result.position,
+        },
         202,
       );
     }

@@ -339,6 +339,52 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     }
   }, 60_000);
 
+  it("names a posted message so that its 202, its events and its log entry can be matched", async () => {
+    const s = await serve(home());
+    const id = "http:api:ids";
+    await s.api(`/v1/threads/${id}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ text: "warm up" }),
+    });
+    await waitFor(async () => ((await threadMessages(s, id)).length === 2 ? true : undefined));
+    let subscribed = () => {};
+    const ready = new Promise<void>((r) => {
+      subscribed = r;
+    });
+    const seen = readSse(await s.api(`/v1/threads/${id}/events`), (e) => {
+      if (e === "ready") subscribed();
+      return e === "final";
+    });
+    await ready;
+    const posted = (await (
+      await s.api(`/v1/threads/${id}/messages`, {
+        method: "POST",
+        body: JSON.stringify({ text: "with my id", message_id: "client-7" }),
+      })
+    ).json()) as { id: string; log_id: string };
+    expect(posted.id).toMatch(/^in-/);
+    expect(posted.log_id).toBe("client-7");
+    const events = await seen;
+    for (const e of events.filter((e) => ["queued", "start", "final"].includes(e.event))) {
+      expect(e.data.message_id).toBe(posted.id);
+    }
+    expect(events.map((e) => e.event)).toContain("start");
+    const log = await threadMessages(s, id);
+    expect(log.find((m) => m.text === "with my id")?.id).toBe(posted.log_id);
+    // Without a message_id of the client's, the log entry has the prompt's own id.
+    const plain = (await (
+      await s.api(`/v1/threads/${id}/messages`, {
+        method: "POST",
+        body: JSON.stringify({ text: "without" }),
+      })
+    ).json()) as { id: string; log_id: string };
+    expect(plain.log_id).toBe(plain.id);
+    const entry = await waitFor(async () =>
+      (await threadMessages(s, id)).find((m) => m.text === "without"),
+    );
+    expect(entry.id).toBe(plain.id);
+  });
+
   it("aborts a run mid-tool (the bash process dies) and still runs the prompt queued behind it", async () => {
     const dir = home();
     const s = await serve(dir);
