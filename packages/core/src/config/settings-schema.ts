@@ -217,7 +217,8 @@ export const settingsSchema: SettingsSchema = {
     env: "GUPPY_API_TOKEN",
     parse: stringValue,
     secret: true,
-    description: "Bearer token for the HTTP API (generated on first start when unset)",
+    description:
+      "Bearer token for the HTTP API: at least 16 characters of visible ASCII (generated into <home>/api-token on first start when unset)",
   },
   telegramBotToken: {
     env: "TELEGRAM_BOT_TOKEN",
