@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { longPollWait } from "./long-poll-wait.js";
 
 /** A Telegram user as the fake API sends it in `from`. */
 export interface FakeUser {
@@ -192,16 +193,7 @@ export async function startFakeBotApi(
         }
         const timeoutMs = Math.min(Number(body.timeout ?? 0), 5) * 1000;
         if (updates.length === 0 && timeoutMs > 0) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              clearTimeout(timer);
-              waiters.delete(done);
-              resolve();
-            };
-            const timer = setTimeout(done, timeoutMs);
-            waiters.add(done);
-            res.on("close", done);
-          });
+          await longPollWait(waiters, res, timeoutMs);
         }
         return ok(res, updates.slice(0, Number(body.limit ?? 100)));
       }

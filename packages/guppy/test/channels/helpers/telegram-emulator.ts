@@ -1,6 +1,7 @@
 import { routes } from "telegram-test-api/lib/routes/index.js";
 import { TelegramServer } from "telegram-test-api/lib/telegramServer.js";
 import { freePort } from "../../helpers/free-port.js";
+import { longPollWait } from "./long-poll-wait.js";
 
 /** The parts of Express (the emulator's web framework) the added routes use. */
 interface Request extends AsyncIterable<Buffer> {
@@ -132,16 +133,7 @@ export async function startTelegramEmulator(): Promise<TelegramEmulator> {
       const pending = () =>
         server.storage.userMessages.some((u) => u.botToken === req.params.token && !u.isRead);
       if (!pending() && timeoutMs > 0) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            clearTimeout(timer);
-            waiters.delete(done);
-            resolve();
-          };
-          const timer = setTimeout(done, timeoutMs);
-          waiters.add(done);
-          res.on("close", done);
-        });
+        await longPollWait(waiters, res, timeoutMs);
       }
       const updates = server
         .getUpdates(String(req.params.token))
