@@ -1,7 +1,5 @@
 export { excerptHeadTail, spillOutput } from "./artifacts/spill-output.js";
 export { ConfigError, isConfigError } from "./config/config-error.js";
-export { jsonSyntaxErrorLine } from "./config/json-syntax-error.js";
-export { stripJsonComments } from "./config/jsonc.js";
 export {
   type ConfigSource,
   describeConfig,
@@ -13,6 +11,7 @@ export {
   resolveHome,
 } from "./config/load-config.js";
 export { maskUrlCredentials } from "./config/mask-url-credentials.js";
+export { parseJsoncFile } from "./config/parse-jsonc-file.js";
 export { booleanValue } from "./config/setting-parsers.js";
 export {
   type AccessPolicy,

@@ -2,9 +2,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError } from "./config-error.js";
-import { jsonSyntaxErrorLine } from "./json-syntax-error.js";
-import { stripJsonComments } from "./jsonc.js";
 import { maskUrlCredentials } from "./mask-url-credentials.js";
+import { parseJsoncFile } from "./parse-jsonc-file.js";
 import type { RawValue } from "./setting-parsers.js";
 import {
   type ConfigKey,
@@ -145,16 +144,8 @@ function readSettingsFile(path: string): Record<string, unknown> {
   } catch (error) {
     throw new ConfigError(`Cannot read ${path}: ${(error as Error).message}`);
   }
-  // A byte order mark (Notepad saves one) is not JSON; skill files drop it the same way.
-  const stripped = stripJsonComments(text.replace(/^\uFEFF/, ""));
-  if (stripped.trim() === "") return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(stripped);
-  } catch {
-    // Not V8's message: it may quote the file (a secret in it) and its position is not always there.
-    throw new ConfigError(jsonSyntaxErrorLine(path, stripped));
-  }
+  const parsed = parseJsoncFile(path, text);
+  if (parsed === undefined) return {};
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
     throw new ConfigError(`${path} must hold a JSON object of settings, like {"model": "..."}.`);
   }

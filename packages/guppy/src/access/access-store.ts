@@ -1,6 +1,6 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, jsonSyntaxErrorLine, stripJsonComments } from "@guppy/core";
+import { ConfigError, parseJsoncFile } from "@guppy/core";
 import type { ApprovedUser, Invite, PendingPairing } from "./access-types.js";
 
 /**
@@ -58,7 +58,7 @@ export function createAccessStore(home: string): AccessStore {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;
     }
-    const parsed = parseJsonc(file, text);
+    const parsed = parseJsoncFile(file, text) ?? [];
     if (!Array.isArray(parsed)) {
       throw new ConfigError(`${file} must hold a JSON array ([...]), as guppy writes it`);
     }
@@ -99,15 +99,4 @@ export function createAccessStore(home: string): AccessStore {
       appendFileSync(join(dir, "refusals.jsonl"), `${JSON.stringify(entry)}\n`, { mode: 0o600 });
     },
   };
-}
-
-/** JSON with comments and trailing commas; what is wrong, and where, as one line. */
-function parseJsonc(file: string, text: string): unknown {
-  const json = stripJsonComments(text.replace(/^\uFEFF/, ""));
-  if (json.trim() === "") return [];
-  try {
-    return JSON.parse(json);
-  } catch {
-    throw new ConfigError(jsonSyntaxErrorLine(file, json));
-  }
 }
