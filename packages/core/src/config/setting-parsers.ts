@@ -52,12 +52,18 @@ export function oneOf<const T extends string>(values: readonly T[]): Parser<T> {
   );
 }
 
+/**
+ * An http(s) URL with no user name or password: fetch, which every provider SDK and chat adapter
+ * sends through, refuses a URL with credentials before connecting, so such a setting could never
+ * work (a key goes in its own setting; a proxy's password in a header the provider sends).
+ */
 export const urlValue: Parser<string> = parser(
-  "an http(s) URL such as http://127.0.0.1:11434/v1",
+  "an http(s) URL without a user name or password (fetch refuses those), such as http://127.0.0.1:11434/v1",
   (raw) => {
     if (typeof raw !== "string") return undefined;
     try {
       const url = new URL(raw.trim());
+      if (url.username !== "" || url.password !== "") return undefined;
       if (url.protocol === "http:" || url.protocol === "https:") {
         return raw.trim().replace(/\/+$/, "");
       }

@@ -174,21 +174,30 @@ describe("loadConfig", () => {
     ]);
   });
 
-  it("masks the password of a URL in the printed configuration and in errors", () => {
+  it("refuses a URL with a user name or password (fetch would), masking it in the error", () => {
     const env = {
       GUPPY_HOME: home,
       GUPPY_BASE_URL: "https://bob:hunter2secretpass@proxy.example/v1",
-      GUPPY_TELEGRAM_API_URL: "https://tg-token-1234567@bot-api.example",
     };
-    const rows = describeConfig(loadConfig({ env }));
-    expect(rows.find((r) => r.key === "baseUrl")?.value).toBe("https://bob:****@proxy.example/v1");
-    expect(rows.find((r) => r.key === "telegramApiUrl")?.value).toBe(
-      "https://****@bot-api.example",
+    const fromEnv = catchError(() => loadConfig({ env }));
+    expect(fromEnv).toBeInstanceOf(ConfigError);
+    expect(fromEnv.message).toBe(
+      'Invalid environment variable GUPPY_BASE_URL is "https://bob:****@proxy.example/v1": expected an http(s) URL without a user name or password (fetch refuses those), such as http://127.0.0.1:11434/v1.',
     );
+    expect(() =>
+      loadConfig({
+        env: {
+          GUPPY_HOME: home,
+          GUPPY_TELEGRAM_API_URL: "https://tg-token-1234567@bot-api.example",
+        },
+      }),
+    ).toThrow('GUPPY_TELEGRAM_API_URL is "https://****@bot-api.example": expected');
     settings('{"baseUrl": "ftp://bob:hunter2secretpass@proxy.example/v1"}');
     expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
       `Invalid setting "baseUrl" in ${join(home, "settings.json")} is "ftp://bob:****@proxy.example/v1": expected an http(s) URL`,
     );
+    settings('{"baseUrl": "https://proxy.example/v1"}');
+    expect(loadConfig({ env: { GUPPY_HOME: home } }).baseUrl).toBe("https://proxy.example/v1");
   });
 
   it("masks secrets in the printed configuration", () => {

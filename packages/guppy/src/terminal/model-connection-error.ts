@@ -52,13 +52,8 @@ export function createModelErrorExplainer(baseUrl: string | undefined): ModelErr
   return {
     explain(message) {
       if (!target || !CONNECTION_ERRORS.has(message.trim())) return message;
-      const why =
-        reason ??
-        (target.credentials
-          ? "fetch refuses a URL with a user name or password in it, so no connection was made"
-          : undefined);
-      return why
-        ? `cannot reach the model at ${target.shown}: ${why}`
+      return reason
+        ? `cannot reach the model at ${target.shown}: ${reason}`
         : `cannot reach the model at ${target.shown} (${message.trim()})`;
     },
     close() {
@@ -67,7 +62,7 @@ export function createModelErrorExplainer(baseUrl: string | undefined): ModelErr
   };
 }
 
-function endpoint(raw: string): { key: string; shown: string; credentials: boolean } | undefined {
+function endpoint(raw: string): { key: string; shown: string } | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -75,8 +70,7 @@ function endpoint(raw: string): { key: string; shown: string; credentials: boole
     return undefined;
   }
   const key = endpointKey(url.protocol, url.hostname, url.port);
-  const credentials = url.username !== "" || url.password !== "";
-  return { key, shown: maskUrlCredentials(raw), credentials };
+  return { key, shown: maskUrlCredentials(raw) };
 }
 
 function endpointKey(protocol = "", hostname = "", port: string | number = ""): string {
