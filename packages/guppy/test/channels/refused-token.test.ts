@@ -80,4 +80,67 @@ describe("a chat platform refusing guppy's token at start", () => {
       cleanup();
     }
   });
+
+  it("Discord: one line naming DISCORD_BOT_TOKEN (or the settings.json key), exit 2", async () => {
+    // Discord's REST API as guppy sees it with a token Discord does not know.
+    const requests: string[] = [];
+    const discord: Server = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url} ${req.headers.authorization}`);
+      res.writeHead(401, { "content-type": "application/json" });
+      res.end(JSON.stringify({ message: "401: Unauthorized", code: 0 }));
+    });
+    await new Promise<void>((r) => discord.listen(0, "127.0.0.1", r));
+    const address = discord.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    const { home, cleanup } = tempHome();
+    try {
+      const env = {
+        ...llm.env("openai-completions"),
+        DISCORD_APPLICATION_ID: "1234567890",
+        // The adapter's own setting for the REST API root.
+        DISCORD_API_URL: `http://127.0.0.1:${port}/api/v10`,
+      };
+      const fromEnv = await serveFails(home, { ...env, DISCORD_BOT_TOKEN: "not-a-token" });
+      expect(fromEnv).toEqual({
+        code: 2,
+        stderr: "guppy: Discord refused the bot token (DISCORD_BOT_TOKEN): 401 Unauthorized",
+      });
+      // One check, and no Gateway login after it.
+      expect(requests).toEqual(["GET /api/v10/users/@me Bot not-a-token"]);
+      const settings = join(home, "settings.json");
+      writeFileSync(settings, JSON.stringify({ discordBotToken: "not-a-token" }));
+      const fromFile = await serveFails(home, env);
+      expect(fromFile.code).toBe(2);
+      expect(fromFile.stderr).toBe(
+        `guppy: Discord refused the bot token ("discordBotToken" in ${settings}): 401 Unauthorized`,
+      );
+    } finally {
+      await new Promise((r) => discord.close(r));
+      cleanup();
+    }
+  });
+
+  it("Discord unreachable at start: an ordinary failure (exit 1), not a configuration error", async () => {
+    // A port nothing listens on: taken, then freed.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+    const address = probe.address();
+    const port = typeof address === "object" && address ? address.port : 0;
+    await new Promise((r) => probe.close(r));
+    const { home, cleanup } = tempHome();
+    try {
+      const result = await serveFails(home, {
+        ...llm.env("openai-completions"),
+        DISCORD_BOT_TOKEN: "a-token",
+        DISCORD_APPLICATION_ID: "1234567890",
+        DISCORD_API_URL: `http://127.0.0.1:${port}/api/v10`,
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr.split("\n").at(-1)).toMatch(
+        /^guppy: Could not reach Discord to check the bot token \(GET http:\/\/127\.0\.0\.1:\d+\/api\/v10\/users\/@me\): .*ECONNREFUSED/,
+      );
+    } finally {
+      cleanup();
+    }
+  });
 });

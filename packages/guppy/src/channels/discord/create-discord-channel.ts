@@ -1,5 +1,4 @@
 import { createDiscordAdapter } from "@chat-adapter/discord";
-import type { Logger } from "@guppy/core";
 import { createAccessStore } from "../../access/access-store.js";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
 import { toChatLogger } from "../bridge/chat-logger.js";
@@ -8,29 +7,16 @@ import {
   startChatChannel,
   stopChatChannel,
 } from "../bridge/start-chat-channel.js";
+import { refusedToken } from "../credentials/refused-token.js";
 import { splitMessage } from "../format/split-message.js";
+import { checkBotToken, DISCORD_API_DEFAULT } from "./check-bot-token.js";
+import { keepGatewayOpen } from "./keep-gateway-open.js";
 
 /** Discord's limit on a message's content. */
 export const DISCORD_MESSAGE_LIMIT = 2000;
 
 /** How long one Gateway listener session runs before it is restarted (the adapter's API is timed). */
 const LISTENER_SESSION_MS = 6 * 60 * 60 * 1000;
-
-/** Keeps the Discord Gateway WebSocket open until `signal` aborts, reconnecting after failures. */
-async function keepGatewayOpen(
-  start: (signal: AbortSignal) => Promise<unknown>,
-  signal: AbortSignal,
-  logger: Logger,
-): Promise<void> {
-  while (!signal.aborted) {
-    try {
-      await start(signal);
-    } catch (error) {
-      logger.warn("discord: gateway listener failed; reconnecting", { error: String(error) });
-      await new Promise((resolve) => setTimeout(resolve, 5000).unref());
-    }
-  }
-}
 
 /** Discord through `@chat-adapter/discord` over the Gateway WebSocket (no public URL needed). */
 export function createDiscordChannel(): GatewayChannel {
@@ -41,7 +27,8 @@ export function createDiscordChannel(): GatewayChannel {
     name: "discord",
     async start(context) {
       const { config, logger } = context;
-      if (!config.discordBotToken) throw new Error("DISCORD_BOT_TOKEN is not set");
+      const token = config.discordBotToken;
+      if (!token) throw new Error("DISCORD_BOT_TOKEN is not set");
       if (!config.discordApplicationId) {
         throw new Error(
           "Discord needs DISCORD_APPLICATION_ID (Developer Portal, General Information)",
@@ -49,8 +36,18 @@ export function createDiscordChannel(): GatewayChannel {
       }
       // A hand-edited access file that does not read stops the start, naming file and line.
       createAccessStore(config.home).check("discord");
+      // The adapter's own setting for the REST API root; given to it explicitly so that the
+      // token check below asks the same server.
+      const apiUrl = (process.env.DISCORD_API_URL || DISCORD_API_DEFAULT).replace(/\/+$/, "");
+      // The Gateway login only logs a refused token and returns: check it here, so that a wrong
+      // one stops the start with one line (exit 2) and never becomes a loop of logins. Discord
+      // unreachable is an ordinary failure (exit 1), which a service manager retries.
+      const refused = () =>
+        refusedToken(config, "discordBotToken", "bot token", "401 Unauthorized");
+      if ((await checkBotToken(apiUrl, token)) === "refused") throw refused();
       const adapter = createDiscordAdapter({
-        botToken: config.discordBotToken,
+        botToken: token,
+        apiUrl,
         applicationId: config.discordApplicationId,
         // Messages arrive over the Gateway WebSocket; no interaction webhook is served, so without
         // a public key every webhook request is refused.
@@ -67,8 +64,9 @@ export function createDiscordChannel(): GatewayChannel {
       });
       abort = new AbortController();
       const pending: Promise<unknown>[] = [];
-      listener = keepGatewayOpen(
-        async (signal) => {
+      const signal = abort.signal;
+      listener = keepGatewayOpen({
+        session: async () => {
           await adapter.startGatewayListener(
             { waitUntil: (task) => void pending.push(task) },
             LISTENER_SESSION_MS,
@@ -77,9 +75,29 @@ export function createDiscordChannel(): GatewayChannel {
           // startGatewayListener returns at once; the session runs in the waitUntil task.
           while (pending.length > 0) await pending.shift();
         },
-        abort.signal,
-        logger,
-      );
+        sessionMs: LISTENER_SESSION_MS,
+        signal,
+        // The adapter has logged why (a failed login, say); the token is asked about again so
+        // that one revoked since the start is named, once per wait.
+        onEarlyEnd: async ({ error, delayMs }) => {
+          const retryInSeconds = Math.round(delayMs / 1000);
+          let check: string;
+          try {
+            check = await checkBotToken(apiUrl, token, signal);
+          } catch (checkError) {
+            check = checkError instanceof Error ? checkError.message : String(checkError);
+          }
+          if (signal.aborted) return;
+          if (check === "refused") {
+            logger.error(`discord: ${refused().message}; next login in ${retryInSeconds} s`);
+            return;
+          }
+          logger.warn(`discord: gateway session ended early; reconnecting in ${retryInSeconds} s`, {
+            ...(error === undefined ? {} : { error: String(error) }),
+            ...(check === "accepted" ? {} : { tokenCheck: check }),
+          });
+        },
+      });
       logger.info("discord: gateway listener started");
     },
     async stop(runsEnded) {
