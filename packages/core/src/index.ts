@@ -74,6 +74,7 @@ export type {
 } from "./orchestrator/orchestrator-events.js";
 export type {
   ChannelLink,
+  CompactResult,
   Orchestrator,
   ResetResult,
   SendResult,

@@ -50,9 +50,9 @@ export interface Inbox {
    */
   written(record: AcceptedRecord): void;
   /**
-   * A channel message the thread acted on without a prompt (`/new`): its id is kept like an
-   * answered prompt's (a `ran` line, a plain append) until the thread is cleared, so the message
-   * delivered again after a restart is recognised. Never throws.
+   * A channel message the thread acted on without a prompt (`/new`, `/compact`, steer, abort): its
+   * id is kept like an answered prompt's (a `ran` line, a plain append) until the thread is
+   * cleared, so the message delivered again after a restart is recognised. Never throws.
    */
   handled(threadId: string, messageId: string): void;
   tool(threadId: string, id: string, name: string, args: unknown): void;

@@ -26,7 +26,8 @@ export type InboxRecord =
   /**
    * An answered prompt, kept (without its text) until its thread is cleared: after a crash its
    * log line must not be backfilled as a message posted beside the runs, and the message
-   * delivered again is known. Also written for a command the thread acted on (`/new`).
+   * delivered again is known. Also written for a command the thread acted on (`/new`,
+   * `/compact`, steer, abort).
    */
   | { t: "ran"; id: string; threadId: string; messageId?: string }
   /** The thread went idle with every prompt answered: its earlier lines are history. */

@@ -20,6 +20,7 @@ import type {
 } from "./orchestrator-events.js";
 import type {
   ChannelLink,
+  CompactResult,
   Orchestrator,
   ResetResult,
   SendResult,
@@ -187,6 +188,18 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     if (messageId === undefined || !recentIds(actor).has(messageId)) return false;
     logger.debug(`Dropped a message ${actor.threadId} has already accepted`, { messageId });
     return true;
+  };
+  /**
+   * A steer or abort that came with its channel message id acted (or was dropped, nothing
+   * running): its id is kept in memory and, as a `ran` line, in the inbox journal until the thread
+   * is cleared, so the message delivered again — after a restart too — neither steers twice nor
+   * stops a later run. An actor made for it alone goes at the idle timeout (clearing that line).
+   */
+  const remember = (actor: Actor, messageId: string | undefined) => {
+    if (messageId === undefined) return;
+    actor.recent?.add(messageId);
+    inbox.handled(actor.threadId, messageId);
+    if (!actor.idleTimer) idleIfQuiet(actor);
   };
   /** The canonical spelling of `threadId` (its actor's and saved status's key); none if invalid. */
   const keyOf = (threadId: string): string | undefined => {
@@ -587,7 +600,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       try {
         if (stopping) return { status: "refused", reason: "guppy is shutting down" };
         // A channel's message id is checked against the thread's recent ones (none: no cost).
-        const checked = message.type === "prompt" ? message.messageId : undefined;
+        const checked = message.messageId;
         const fresh = checked !== undefined && !actors.has(canonicalThreadId(spelling));
         const actor = actorFor(spelling);
         if (isDuplicate(actor, checked)) {
@@ -661,6 +674,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         }
         if (message.type === "steer") {
           const delivered = actor.running && actor.runner?.steer(message.text) === true;
+          remember(actor, message.messageId);
           emit({ type: "steered", threadId, delivered });
           if (delivered) return { status: "delivered" };
           notify(
@@ -674,6 +688,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         const delivered =
           (actor.running || actor.compacting !== undefined) && actor.runner !== undefined;
         if (delivered) actor.runner?.abort();
+        remember(actor, message.messageId);
         emit({ type: "aborted", threadId, delivered });
         if (delivered) return { status: "delivered" };
         return { status: "dropped", reason: "nothing is running" };
@@ -739,12 +754,20 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       });
     },
 
-    async compact(threadId) {
+    async compact(threadId, messageId): Promise<CompactResult> {
+      const fresh = !actors.has(canonicalThreadId(threadId));
       const actor = actorFor(threadId);
+      if (isDuplicate(actor, messageId)) {
+        if (fresh) forget(actor);
+        return { status: "duplicate" };
+      }
+      if (messageId !== undefined) actor.recent?.add(messageId);
       let compacted = () => {};
       const runner = await whenNotRunning(actor, () => {
         if (actor.compacting) throw new Error("A compaction is already running in this thread.");
         const loaded = activate(actor);
+        // On disk as the compaction starts (after the run it waited for): a restart knows it.
+        if (messageId !== undefined) inbox.handled(actor.threadId, messageId);
         // Set at once (at the end of the run it waited for), before the next prompt can start.
         actor.compacting = new Promise<void>((resolve) => {
           compacted = resolve;
@@ -755,7 +778,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         return loaded;
       });
       try {
-        return describeCompaction(await runner.compact());
+        return { status: "compacted", report: describeCompaction(await runner.compact()) };
       } finally {
         actor.compacting = undefined;
         compacted();

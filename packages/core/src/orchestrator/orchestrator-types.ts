@@ -15,7 +15,7 @@ export type SendResult =
       synced?: Promise<void>;
     }
   | { status: "busy"; queued: number }
-  /** The thread has accepted a prompt with this `messageId` already (a message delivered again). */
+  /** The thread has accepted a message with this `messageId` already (a message delivered again). */
   | { status: "duplicate" }
   | { status: "delivered" }
   | { status: "dropped"; reason: string }
@@ -23,6 +23,9 @@ export type SendResult =
 
 /** What `/new` did: archived the context (its path, when there was one), or nothing (a duplicate). */
 export type ResetResult = { status: "reset"; archived?: string } | { status: "duplicate" };
+
+/** What `/compact` did: a one-line report of the compaction, or nothing (a duplicate). */
+export type CompactResult = { status: "compacted"; report: string } | { status: "duplicate" };
 
 /** A thread as `/status`, `GET /v1/threads` and the gateway's logs see it. */
 export interface ThreadStatus extends ThreadFigures {
@@ -51,9 +54,11 @@ export interface ChannelLink {
 /** The single front door (seed 002): every channel, the event bus and the CLI send through it. */
 export interface Orchestrator {
   /**
-   * Routes a message to the thread's actor, activating it on demand. Never throws. A prompt whose
-   * `messageId` the thread has accepted before (pending, answered, or in its recent log) is
-   * dropped — "duplicate", nothing run, nobody told: a channel delivered it again.
+   * Routes a message to the thread's actor, activating it on demand. Never throws. A message
+   * whose `messageId` the thread has accepted before (a prompt pending, answered, or in its recent
+   * log; a steer, abort, `/new` or `/compact` it acted on) is dropped — "duplicate", nothing run,
+   * steered or stopped, nobody told: a channel delivered it again. A steer or abort with a
+   * `messageId` is remembered whether or not something was running.
    */
   send(threadId: string, message: ActorMessage): SendResult;
   /** Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id. */
@@ -65,8 +70,12 @@ export interface Orchestrator {
    * does nothing and resolves to "duplicate".
    */
   reset(threadId: string, messageId?: string): Promise<ResetResult>;
-  /** `/compact`: forces a compaction of the thread's context; resolves to a one-line report. */
-  compact(threadId: string): Promise<string>;
+  /**
+   * `/compact`: forces a compaction of the thread's context once no run is active; resolves to a
+   * one-line report. With the channel's `messageId`, a message the thread has already accepted
+   * does nothing and resolves to "duplicate".
+   */
+  compact(threadId: string, messageId?: string): Promise<CompactResult>;
   status(threadId: string): ThreadStatus;
   /**
    * Every thread known on disk or in memory. `onDisk: false`: the threads in memory only, without

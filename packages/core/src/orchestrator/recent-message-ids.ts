@@ -7,14 +7,14 @@ const MAX_IDS = 4096;
 
 /**
  * The channel message ids a thread has accepted lately — prompts, and commands that act on it
- * (`/new`) — so that a message delivered again is not run or acted on twice: Telegram sends a
- * batch of updates again when guppy stopped before its next poll confirmed it. An active actor
- * keeps them in memory; they are read when it first needs them: the ids its inbox holds
- * (unanswered prompts, and answered prompts and handled commands since the thread was last
- * cleared) and those of the log.jsonl entries in the 64 KB before its log cursor — a bounded
- * read, once per activation. Entries after the cursor do not count: a channel may log a message
- * before it sends it as a prompt (backfill skips it then), and the context has not caught up
- * with them.
+ * (`/new`, `/compact`, steer, abort) — so that a message delivered again is not run or acted on
+ * twice: Telegram sends a batch of updates again when guppy stopped before its next poll
+ * confirmed it (a `/stop` would stop a later run). An active actor keeps them in memory; they
+ * are read when it first needs them: the ids its inbox holds (unanswered prompts, and answered
+ * prompts and handled commands since the thread was last cleared) and those of the log.jsonl
+ * entries in the 64 KB before its log cursor — a bounded read, once per activation. Entries
+ * after the cursor do not count: a channel may log a message before it sends it as a prompt
+ * (backfill skips it then), and the context has not caught up with them.
  */
 export interface RecentMessageIds {
   has(messageId: string): boolean;

@@ -32,7 +32,11 @@ export interface PromptContent {
   images?: ImageContent[];
 }
 
-/** What the orchestrator routes to a thread's actor (seed 002: prompt queues; steer and abort bypass). */
+/**
+ * What the orchestrator routes to a thread's actor (seed 002: prompt queues; steer and abort
+ * bypass). `messageId`: the channel's id of the message it came in — one the thread has accepted
+ * already (a message delivered again) is dropped, whatever its type.
+ */
 export type ActorMessage =
   | ({
       type: "prompt";
@@ -54,5 +58,5 @@ export type ActorMessage =
        */
       content?: Promise<PromptContent>;
     } & PromptSender)
-  | { type: "steer"; text: string; thread?: ThreadHandle }
-  | { type: "abort"; thread?: ThreadHandle };
+  | { type: "steer"; text: string; thread?: ThreadHandle; messageId?: string }
+  | { type: "abort"; thread?: ThreadHandle; messageId?: string };

@@ -19,6 +19,7 @@ import {
   type RuntimeOrchestrator,
 } from "../../src/orchestrator/create-orchestrator.js";
 import type { OrchestratorEvent } from "../../src/orchestrator/orchestrator-events.js";
+import type { CompactResult } from "../../src/orchestrator/orchestrator-types.js";
 import type { ThreadHandle } from "../../src/orchestrator/thread-handle.js";
 import { createAgentRunner } from "../../src/runner/create-agent-runner.js";
 import type { RunnerEvent } from "../../src/runner/runner-events.js";
@@ -95,6 +96,12 @@ function recordingHandle(threadId: string) {
   };
   return { handle, events, notices, finals: () => events.filter((e) => e.type === "run_end") };
 }
+
+/** What `/compact` said: its report, or "duplicate". */
+const reportOf = async (result: Promise<CompactResult>): Promise<string> => {
+  const done = await result;
+  return done.status === "compacted" ? done.report : done.status;
+};
 
 const until = async (predicate: () => boolean, ms = 5000) => {
   const t0 = Date.now();
@@ -305,7 +312,7 @@ describe("orchestrator (faux provider)", () => {
     expect(before.contextTokens).toBeGreaterThan(0);
     expect(before.messages).toBe(8);
     expect(before.compactions).toBe(0);
-    const report = await o.compact(t.handle.threadId);
+    const report = await reportOf(o.compact(t.handle.threadId));
     expect(report).toMatch(/^Compacted: \d+ messages summarised/);
     const after = o.status(t.handle.threadId);
     expect(after.compactions).toBe(1);
@@ -316,7 +323,7 @@ describe("orchestrator (faux provider)", () => {
     const { o, id } = await threadWithHistory("commands", { idleTimeoutMs: 40 });
     await until(() => o.counters().activeActors === 0);
 
-    expect(await o.compact(id)).toMatch(/^Compacted:/);
+    expect(await reportOf(o.compact(id))).toMatch(/^Compacted:/);
     expect(o.status(id)).toMatchObject({ state: "idle", compactions: 1 });
     await until(() => o.counters().activeActors === 0);
     expect(o.counters().loadedRunners).toBe(0);
@@ -337,7 +344,7 @@ describe("orchestrator (faux provider)", () => {
       },
       script,
     ]);
-    const compaction = o.compact(id);
+    const compaction = reportOf(o.compact(id));
     await new Promise((r) => setTimeout(r, 20));
     // A prompt sent meanwhile waits for the compaction instead of failing on a busy runner.
     o.send(id, { type: "prompt", text: "four", thread: t.handle });
@@ -351,7 +358,7 @@ describe("orchestrator (faux provider)", () => {
 
     // /stop reaches a compaction under way: its summary request is cancelled.
     faux.setResponses([stoppableSummary]);
-    const stopped = o.compact(id);
+    const stopped = reportOf(o.compact(id));
     await new Promise((r) => setTimeout(r, 20));
     const t0 = Date.now();
     expect(o.send(id, { type: "abort" })).toEqual({ status: "delivered" });
@@ -366,7 +373,7 @@ describe("orchestrator (faux provider)", () => {
         return fauxAssistantMessage("another summary");
       },
     ]);
-    const again = o.compact(id);
+    const again = reportOf(o.compact(id));
     await new Promise((r) => setTimeout(r, 20));
     const reset = await o.reset(id);
     expect(await again).toMatch(/^Compacted:/);
@@ -377,7 +384,7 @@ describe("orchestrator (faux provider)", () => {
   it("stops a /compact that holds queued prompts when the shutdown grace runs out", async () => {
     const { o, t, id } = await threadWithHistory("compact-at-shutdown");
     faux.setResponses([stoppableSummary]);
-    const compaction = o.compact(id);
+    const compaction = reportOf(o.compact(id));
     await new Promise((r) => setTimeout(r, 20));
     o.send(id, { type: "prompt", text: "four", thread: t.handle });
     const t0 = Date.now();
@@ -817,6 +824,84 @@ describe("orchestrator (faux provider)", () => {
     expect(store.loadContext(id)).toHaveLength(2);
     expect(await next.reset(id, "n2")).toMatchObject({ status: "reset" });
     expect(store.loadContext(id)).toHaveLength(0);
+  });
+
+  it("acts once on a steer or abort delivered again: no second steer, no later run stopped, also after a restart", async () => {
+    const id = "test:c:commands-again";
+    const t = recordingHandle(id);
+    const prompt = (text: string, messageId: string) =>
+      ({ type: "prompt", text, messageId, thread: t.handle }) as const;
+    const steer = { type: "steer", text: "mention cats", messageId: "s1" } as const;
+    const abort = (messageId: string) => ({ type: "abort", messageId }) as const;
+    /** The steered text in the thread's context: once per steer that reached the run. */
+    const steered = () =>
+      store
+        .loadContext(id)
+        .filter((m) => m.role === "user" && JSON.stringify(m.content).includes("mention cats"));
+    const o = make();
+    await o.start();
+    // A /stop with nothing running is dropped, and remembered like one that stopped a run.
+    expect(o.send(id, abort("a0"))).toMatchObject({ status: "dropped" });
+    expect(o.send(id, prompt("gate one", "m1")).status).toBe("queued");
+    await gate.entered();
+    expect(o.send(id, steer)).toEqual({ status: "delivered" });
+    expect(o.send(id, steer)).toEqual({ status: "duplicate" });
+    expect(o.send(id, abort("a0"))).toEqual({ status: "duplicate" });
+    gate.open();
+    await until(() => t.finals().length === 1);
+    expect(t.finals()[0]).toMatchObject({ stopReason: "stop" });
+    expect(steered()).toHaveLength(1);
+
+    gate.reset();
+    o.send(id, prompt("gate two", "m2"));
+    await gate.entered();
+    expect(o.send(id, abort("a1"))).toEqual({ status: "delivered" });
+    await until(() => t.finals().length === 2);
+    expect(t.finals()[1]).toMatchObject({ stopReason: "aborted" });
+    // Delivered again while a later run runs: that run goes on.
+    gate.reset();
+    o.send(id, prompt("gate three", "m3"));
+    await gate.entered();
+    expect(o.send(id, abort("a1"))).toEqual({ status: "duplicate" });
+    expect(o.send(id, steer)).toEqual({ status: "duplicate" });
+    gate.open();
+    await until(() => t.finals().length === 3);
+    expect(t.finals()[2]).toMatchObject({ stopReason: "stop" });
+
+    // After a restart the inbox journal knows them: an actor made only to find that holds nothing.
+    await o.shutdown(0);
+    const next = make();
+    await next.start();
+    expect(next.send(id, abort("a1"))).toEqual({ status: "duplicate" });
+    expect(next.counters().activeActors).toBe(0);
+    gate.reset();
+    next.send(id, prompt("gate four", "m4"));
+    await gate.entered();
+    for (const messageId of ["a0", "a1"]) {
+      expect(next.send(id, abort(messageId))).toEqual({ status: "duplicate" });
+    }
+    expect(next.send(id, steer)).toEqual({ status: "duplicate" });
+    gate.open();
+    await until(() => t.finals().length === 4);
+    expect(t.finals()[3]).toMatchObject({ stopReason: "stop" });
+    expect(steered()).toHaveLength(1);
+    // A new one still acts.
+    expect(next.send(id, abort("a2"))).toMatchObject({ status: "dropped" });
+  });
+
+  it("does not compact twice for a /compact delivered again, also after a restart", async () => {
+    const { o, id } = await threadWithHistory("compact-again");
+    expect(await reportOf(o.compact(id, "c1"))).toMatch(/^Compacted:/);
+    expect(await reportOf(o.compact(id, "c1"))).toBe("duplicate");
+    expect(o.status(id).compactions).toBe(1);
+    await o.shutdown(0);
+    const next = make({
+      createRunner: (threadId) => runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
+    });
+    await next.start();
+    expect(await reportOf(next.compact(id, "c1"))).toBe("duplicate");
+    expect(next.counters()).toMatchObject({ activeActors: 0, loadedRunners: 0 });
+    expect(next.status(id).compactions).toBe(1);
   });
 
   it("backfills messages logged while no agent ran, in order and deduplicated by id", async () => {

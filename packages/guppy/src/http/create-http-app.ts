@@ -107,10 +107,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     const parsed = await readJsonBody(c);
     if (!parsed.ok) return parsed.response;
     const { text, user } = parsed.body;
-    const messageId =
-      typeof parsed.body.message_id === "string" && parsed.body.message_id
-        ? parsed.body.message_id
-        : undefined;
+    const messageId = messageIdOf(parsed.body);
     if (typeof text !== "string" || text.trim() === "") {
       return jsonError(c, 400, "`text` must be a non-empty string.", "invalid_request_error");
     }
@@ -190,10 +187,13 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     app.post(`/v1/threads/:id/${kind}`, async (c) => {
       const id = await threadParam(c, true);
       if (typeof id !== "string") return id;
+      // An abort may come without a body, as before `message_id` was taken.
+      const parsed = await readJsonBody(c, { optional: kind === "abort" });
+      if (!parsed.ok) return parsed.response;
+      const messageId = messageIdOf(parsed.body);
+      const withId = messageId ? { messageId } : {};
       let text = "";
       if (kind === "steer") {
-        const parsed = await readJsonBody(c);
-        if (!parsed.ok) return parsed.response;
         if (typeof parsed.body.text !== "string" || parsed.body.text.trim() === "") {
           return jsonError(c, 400, "`text` must be a non-empty string.", "invalid_request_error");
         }
@@ -201,9 +201,17 @@ export function createHttpApp(options: HttpAppOptions): Hono {
       }
       const result = await backend.send(
         id,
-        kind === "steer" ? { type: "steer", text } : { type: "abort" },
+        kind === "steer" ? { type: "steer", text, ...withId } : { type: "abort", ...withId },
       );
       if (result.status === "delivered") return c.json({ status: "delivered", thread_id: id });
+      if (result.status === "duplicate") {
+        return jsonError(
+          c,
+          409,
+          `Thread ${id} has already accepted a message with message_id ${String(messageId)}: the ${kind} was dropped.`,
+          "duplicate",
+        );
+      }
       return jsonError(
         c,
         409,
@@ -246,6 +254,11 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   });
 
   return app;
+}
+
+/** The client's `message_id` of a message, steer or abort: a non-empty string, else none. */
+function messageIdOf(body: Record<string, unknown>): string | undefined {
+  return typeof body.message_id === "string" && body.message_id ? body.message_id : undefined;
 }
 
 function invalidThread(c: Context, reason: string): Response {

@@ -27,7 +27,10 @@ export interface PromptReply {
   notice(text: string): void;
 }
 
-/** What a route sends to a thread: a prompt (acknowledged once on disk), a steer or an abort. */
+/**
+ * What a route sends to a thread: a prompt (acknowledged once on disk), a steer or an abort —
+ * each with the client's `message_id`, if it gave one (a repeat of it is a duplicate).
+ */
 export type HttpMessage =
   | {
       type: "prompt";
@@ -37,8 +40,8 @@ export type HttpMessage =
       messageId?: string;
       reply?: PromptReply;
     }
-  | { type: "steer"; text: string }
-  | { type: "abort" };
+  | { type: "steer"; text: string; messageId?: string }
+  | { type: "abort"; messageId?: string };
 
 /** `threadId`: the id's one spelling ("http:api" is "http:api:default"), for routes to use. */
 export type ThreadLookup =

@@ -23,9 +23,13 @@ export const bodyLimit: MiddlewareHandler = async (c, next) => {
   await next();
 };
 
-/** The request body as a JSON object, or a 4xx response naming what is wrong. */
+/**
+ * The request body as a JSON object, or a 4xx response naming what is wrong. `optional`: a route
+ * whose body may be left out (POST …/abort) takes an empty one as `{}`.
+ */
 export async function readJsonBody(
   c: Context,
+  options: { optional?: boolean } = {},
 ): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; response: Response }> {
   const invalid = (message: string) => ({
     ok: false as const,
@@ -42,6 +46,7 @@ export async function readJsonBody(
     return invalid(`Could not read the request body: ${String(error)}`);
   }
   if (text === undefined) return { ok: false, response: tooLarge(c) };
+  if (options.optional && text.trim() === "") return { ok: true, body: {} };
   let value: unknown;
   try {
     value = JSON.parse(text);

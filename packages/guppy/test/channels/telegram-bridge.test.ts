@@ -208,6 +208,43 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     expect(archives).toHaveLength(1);
   });
 
+  it("acts once on a /stop, /steer or /compact delivered again: a later run is not stopped", async () => {
+    await start();
+    const threadId = `telegram:${ANN.id}`;
+    const running = () => runtime.orchestrator.status(threadId).state === "running";
+    const count = (pattern: RegExp) => api.texts(ANN.id).filter((t) => pattern.test(t)).length;
+    /** /compact's reply, whatever the compaction came to. */
+    const compacted = /^(Compacted|Nothing to compact|The summary request failed)/;
+    /** A /status sent after the messages delivered again is answered after them (their order). */
+    const statusAfter = async () => {
+      const before = count(/^Model:/);
+      api.say(ANN, "/status");
+      await until("the /status reply", () => count(/^Model:/) > before);
+    };
+    api.say(ANN, "please do the long-task");
+    await until("the tool run", running);
+    const stop = api.say(ANN, "/stop");
+    await until("the run to stop", () => !running());
+    const steer = api.say(ANN, "/steer go left instead");
+    await until("the steer notice", () => count(/nothing to steer/) === 1);
+    const compact = api.say(ANN, "/compact");
+    await until("the /compact reply", () => count(compacted) === 1);
+    // Telegram sends them again (guppy stopped before its next poll confirmed them) while a
+    // later run runs: it is not stopped, steered or compacted, and nothing is said.
+    api.say(ANN, "please do the long-task again");
+    await until("the second tool run", running);
+    for (const sent of [stop, steer, compact]) api.push({ message: sent.message });
+    await statusAfter();
+    expect(running()).toBe(true);
+    expect(count(/Stopping/)).toBe(1);
+    expect(count(/Steering message sent/)).toBe(0);
+    expect(count(/nothing to steer/)).toBe(1);
+    expect(count(compacted)).toBe(1);
+    api.say(ANN, "/stop");
+    await until("the second run to stop", () => !running());
+    expect(count(/Stopping/)).toBe(2);
+  });
+
   it("takes no edit of an earlier message as a new one: no prompt, no command", async () => {
     await start();
     const hello = api.say(ANN, "hello there");

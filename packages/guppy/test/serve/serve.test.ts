@@ -415,7 +415,12 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     });
     await sleep(300); // the bash tool is running now
     const t0 = Date.now();
-    const abort = await s.api(`/v1/threads/${id}/abort`, { method: "POST" });
+    const abortOnce = () =>
+      s.api(`/v1/threads/${id}/abort`, {
+        method: "POST",
+        body: JSON.stringify({ message_id: "stop-1" }),
+      });
+    const abort = await abortOnce();
     expect(abort.status).toBe(200);
     const stream = await seen;
     expect(Date.now() - t0).toBeLessThan(5000);
@@ -428,8 +433,22 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
       text: "You said: after the abort (#3)",
     });
     expect(existsSync(marker)).toBe(false);
+    const errorType = async (r: Response) =>
+      [r.status, ((await r.json()) as { error: { type: string } }).error.type] as const;
+    // Without a body, as before message_id was taken.
     const nothing = await s.api(`/v1/threads/${id}/abort`, { method: "POST" });
-    expect(nothing.status).toBe(409);
+    expect(await errorType(nothing)).toEqual([409, "nothing_running"]);
+    // The same message_id again (a client's retry) never stops a later run: refused as such.
+    expect(await errorType(await abortOnce())).toEqual([409, "duplicate"]);
+    const steerOnce = () =>
+      s.api(`/v1/threads/${id}/steer`, {
+        method: "POST",
+        body: JSON.stringify({ text: "go left", message_id: "steer-1" }),
+      });
+    expect(await errorType(await steerOnce())).toEqual([409, "nothing_running"]);
+    expect(await errorType(await steerOnce())).toEqual([409, "duplicate"]);
+    const notJson = await s.api(`/v1/threads/${id}/abort`, { method: "POST", body: "stop!" });
+    expect(notJson.status).toBe(400);
   });
 
   it("gives the openai client an error it does not retry for an aborted answer, plain or streamed", async () => {

@@ -59,10 +59,10 @@ export function statusText(status: ThreadStatus): string {
 
 /**
  * Runs a command that needs an admitted user (everything but /start and /help) and returns the
- * reply text — none for a `/new` the thread has handled already (its `messageId` delivered
- * again) or a `/steer` with nothing running (the orchestrator's notice says so). What it does to
- * the thread is done, or queued, before the first await. Never throws: failures become a
- * one-line reply.
+ * reply text — none for a `/new`, `/stop`, `/steer` or `/compact` the thread has handled already
+ * (its `messageId` delivered again: the orchestrator drops it) or a `/steer` with nothing running
+ * (the orchestrator's notice says so). What it does to the thread is done, or queued, before the
+ * first await. Never throws: failures become a one-line reply.
  */
 export async function runThreadCommand(
   orchestrator: Orchestrator,
@@ -83,22 +83,32 @@ export async function runThreadCommand(
       case "status":
         return statusText(orchestrator.status(threadId));
       case "stop": {
-        const result = orchestrator.send(threadId, { type: "abort" });
+        const result = orchestrator.send(threadId, {
+          type: "abort",
+          ...(messageId ? { messageId } : {}),
+        });
+        if (result.status === "duplicate") return undefined;
         return result.status === "refused" || result.status === "dropped"
           ? `Nothing stopped: ${result.reason}`
           : "Stopping.";
       }
       case "steer": {
         if (!args) return "Usage: /steer <text>";
-        const result = orchestrator.send(threadId, { type: "steer", text: args });
+        const result = orchestrator.send(threadId, {
+          type: "steer",
+          text: args,
+          ...(messageId ? { messageId } : {}),
+        });
         // Dropped (nothing runs): the orchestrator has told the thread so itself.
-        if (result.status === "dropped") return undefined;
+        if (result.status === "dropped" || result.status === "duplicate") return undefined;
         return result.status === "refused"
           ? `Not steered: ${result.reason}`
           : "Steering message sent.";
       }
-      case "compact":
-        return await orchestrator.compact(threadId);
+      case "compact": {
+        const result = await orchestrator.compact(threadId, messageId);
+        return result.status === "duplicate" ? undefined : result.report;
+      }
     }
   } catch (error) {
     return `/${command} failed: ${error instanceof Error ? error.message : String(error)}`;
