@@ -11,9 +11,9 @@ import {
 } from "../bridge/start-chat-channel.js";
 import { refusedToken, settingName } from "../credentials/refused-token.js";
 import { splitMessage } from "../format/split-message.js";
+import { createGuppyTelegramAdapter } from "./guppy-telegram-adapter.js";
 import { registerTelegramCommands } from "./register-telegram-commands.js";
 import { renderTelegramMarkdown, TELEGRAM_MESSAGE_LIMIT } from "./telegram-format.js";
-import { createTypingGatedTelegramAdapter } from "./typing-gated-adapter.js";
 
 export const TELEGRAM_API_DEFAULT = "https://api.telegram.org";
 
@@ -85,7 +85,7 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
       const apiBaseUrl = (config.telegramApiUrl ?? TELEGRAM_API_DEFAULT).replace(/\/+$/, "");
       // A hand-edited access file that does not read stops the start, naming file and line.
       createAccessStore(config.home).check("telegram");
-      const adapter = createTypingGatedTelegramAdapter(
+      const adapter = createGuppyTelegramAdapter(
         {
           botToken: token,
           apiBaseUrl,

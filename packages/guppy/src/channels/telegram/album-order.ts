@@ -1,0 +1,129 @@
+/**
+ * Keeps a Telegram thread's messages behind the albums sent before them. The adapter holds an
+ * album's parts for about a second (twice in polling mode: its polling loop, then the step that
+ * combines them into one message), while any other message goes on at once, so a text sent right
+ * after photos ("what is in these photos?") was run first, without them. Album parts are noted
+ * as soon as they are fetched; a message of the same thread sent after an album's first part is
+ * held until every part of that album has been handled (the combined message is in the bridge),
+ * and so is a message sent after a held one. Other threads never wait, nor does a message sent
+ * before the album.
+ */
+export interface AlbumOrder {
+  /** An album part seen (fetched, or handed to the adapter); the same update again changes nothing. */
+  notePart(updateId: number, thread: string, album: string, messageId: number): void;
+  /** The part's handling has ended, handed over or failed. */
+  partDone(updateId: number): void;
+  /**
+   * Holds the message `messageId` of `thread` when an album of the thread begun before it is
+   * still being collected, or an earlier message of the thread is still held: then `deliver`
+   * runs once those are handed over, and this returns true. False: nothing to wait for, deliver
+   * it now (`deliver` is not called).
+   */
+  hold(thread: string, messageId: number, deliver: () => Promise<void>): boolean;
+  /**
+   * Lets every held message go (polling has stopped: the albums the adapter still held will not
+   * come) and resolves once they are delivered.
+   */
+  release(): Promise<void>;
+}
+
+export interface AlbumOrderLogger {
+  warn(message: string): void;
+}
+
+/** How long a message waits at most for an album part the adapter never handles. */
+export const ALBUM_PART_TIMEOUT_MS = 10_000;
+
+interface Album {
+  key: string;
+  thread: string;
+  /** The message id of its first part: messages with a higher one were sent after it. */
+  firstId: number;
+  /** Its parts not yet handled. */
+  open: number;
+  done: Promise<void>;
+  resolve: () => void;
+}
+
+interface Part {
+  album: Album;
+  timer: NodeJS.Timeout;
+}
+
+export function createAlbumOrder(
+  logger: AlbumOrderLogger,
+  timeoutMs = ALBUM_PART_TIMEOUT_MS,
+): AlbumOrder {
+  const parts = new Map<number, Part>();
+  const albums = new Map<string, Album>();
+  /** Per thread, the delivery of its last held message. */
+  const lastHeld = new Map<string, Promise<void>>();
+  const delivering = new Set<Promise<void>>();
+
+  const partDone = (updateId: number) => {
+    const part = parts.get(updateId);
+    if (!part) return;
+    parts.delete(updateId);
+    clearTimeout(part.timer);
+    part.album.open--;
+    if (part.album.open === 0) {
+      albums.delete(part.album.key);
+      part.album.resolve();
+    }
+  };
+
+  return {
+    notePart(updateId, thread, albumId, messageId) {
+      if (parts.has(updateId)) return;
+      const key = JSON.stringify([thread, albumId]);
+      let album = albums.get(key);
+      if (!album) {
+        let resolve = () => {};
+        const done = new Promise<void>((r) => {
+          resolve = r;
+        });
+        album = { key, thread, firstId: messageId, open: 0, done, resolve };
+        albums.set(key, album);
+      }
+      album.firstId = Math.min(album.firstId, messageId);
+      album.open++;
+      const timer = setTimeout(() => {
+        logger.warn(
+          `album part (update ${updateId}) not handled within ${timeoutMs} ms; the messages held behind it go on`,
+        );
+        partDone(updateId);
+      }, timeoutMs);
+      timer.unref();
+      parts.set(updateId, { album, timer });
+    },
+
+    partDone,
+
+    hold(thread, messageId, deliver) {
+      const waits: Promise<void>[] = [];
+      for (const album of albums.values()) {
+        if (album.thread === thread && album.firstId < messageId) waits.push(album.done);
+      }
+      const previous = lastHeld.get(thread);
+      if (previous) waits.push(previous);
+      if (waits.length === 0) return false;
+      const delivered = Promise.all(waits)
+        .then(deliver)
+        .catch((error: unknown) => {
+          logger.warn(`a message held behind an album failed: ${String(error)}`);
+        });
+      lastHeld.set(thread, delivered);
+      delivering.add(delivered);
+      void delivered.then(() => {
+        delivering.delete(delivered);
+        if (lastHeld.get(thread) === delivered) lastHeld.delete(thread);
+      });
+      return true;
+    },
+
+    async release() {
+      for (const updateId of [...parts.keys()]) partDone(updateId);
+      await Promise.all([...delivering]);
+    },
+  };
+}
