@@ -460,6 +460,18 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       ]);
     });
 
+    it("answers another chat while an album is being combined", async () => {
+      await start();
+      album(ANN, "album-6", "what is in these photos?");
+      // The polling loop keeps the parts a second, then has them combined (another second).
+      await pause(1100);
+      const t0 = Date.now();
+      api.say(BOB, "hi from bob");
+      await until("bob's answer", () => api.texts(BOB.id).length > 0);
+      expect(Date.now() - t0).toBeLessThan(500);
+      await until("the album's answer", () => api.texts(ANN.id).length > 0, 10_000);
+    });
+
     it("lets a text held behind an album go once the album fails", async () => {
       await start();
       const before = llm.requests().length;

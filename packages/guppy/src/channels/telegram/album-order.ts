@@ -11,8 +11,8 @@
 export interface AlbumOrder {
   /** An album part seen (fetched, or handed to the adapter); the same update again changes nothing. */
   notePart(updateId: number, thread: string, album: string, messageId: number): void;
-  /** The part's handling has ended, handed over or failed. */
-  partDone(updateId: number): void;
+  /** The adapter's handling of a noted part: the part is done when it settles (a failure is logged). */
+  handling(updateId: number, task: Promise<unknown>): void;
   /**
    * Holds the message `messageId` of `thread` when an album of the thread begun before it is
    * still being collected, or an earlier message of the thread is still held: then `deliver`
@@ -21,8 +21,8 @@ export interface AlbumOrder {
    */
   hold(thread: string, messageId: number, deliver: () => Promise<void>): boolean;
   /**
-   * Lets every held message go (polling has stopped: the albums the adapter still held will not
-   * come) and resolves once they are delivered.
+   * Once polling has stopped: waits for the albums being handled, lets every held message go (the
+   * albums the adapter had not begun to handle will not come) and resolves once they are delivered.
    */
   release(): Promise<void>;
 }
@@ -48,6 +48,7 @@ interface Album {
 interface Part {
   album: Album;
   timer: NodeJS.Timeout;
+  task?: Promise<void>;
 }
 
 export function createAlbumOrder(
@@ -97,7 +98,17 @@ export function createAlbumOrder(
       parts.set(updateId, { album, timer });
     },
 
-    partDone,
+    handling(updateId, task) {
+      const part = parts.get(updateId);
+      if (!part) return;
+      part.task = task.then(
+        () => partDone(updateId),
+        (error: unknown) => {
+          logger.warn(`album part (update ${updateId}) failed: ${String(error)}`);
+          partDone(updateId);
+        },
+      );
+    },
 
     hold(thread, messageId, deliver) {
       const waits: Promise<void>[] = [];
@@ -122,7 +133,12 @@ export function createAlbumOrder(
     },
 
     async release() {
-      for (const updateId of [...parts.keys()]) partDone(updateId);
+      const handled: Promise<void>[] = [];
+      for (const [updateId, part] of [...parts]) {
+        if (part.task) handled.push(part.task);
+        else partDone(updateId);
+      }
+      await Promise.all(handled);
       await Promise.all([...delivering]);
     },
   };

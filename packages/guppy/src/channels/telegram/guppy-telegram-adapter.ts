@@ -23,7 +23,7 @@ function threadOf(message: TelegramMessage): string {
 }
 
 /**
- * `@chat-adapter/telegram`'s adapter with two changes for guppy:
+ * `@chat-adapter/telegram`'s adapter with three changes for guppy:
  *
  * - It shows "typing…" in a private chat the moment a message arrives, before guppy's access
  *   check has run, so a stranger guppy ignores still saw the bot typing. This one asks
@@ -39,6 +39,11 @@ function threadOf(message: TelegramMessage): string {
  *   with it). `/stop` is never held: it aborts the run the user saw going when they sent it;
  *   behind the album it would come a second or two late, and with nothing else running it
  *   would abort the album's own run.
+ * - An album's handling is not returned to the polling loop either: once the loop hands the
+ *   parts over, the step that combines them waits another second for more, and the loop,
+ *   awaiting it, fetched no chat's messages meanwhile. Its failure is logged and not retried
+ *   (the loop retried it with a backoff up to 30 s, holding every chat a second each time; a
+ *   part that cannot be read fails the same way again).
  */
 export function createGuppyTelegramAdapter(
   config: TelegramAdapterConfig,
@@ -77,15 +82,14 @@ export function createGuppyTelegramAdapter(
       const message = newMessage(update);
       if (message?.media_group_id) {
         this.noteAlbumPart(update);
-        const done = () => this.albumOrder.partDone(update.update_id);
+        let task: Promise<unknown>;
         try {
-          const tasks = super.processUpdate(update, options) ?? [];
-          void Promise.allSettled(tasks).then(done);
-          return tasks;
+          task = Promise.all(super.processUpdate(update, options) ?? []);
         } catch (error) {
-          done();
-          throw error;
+          task = Promise.reject(error);
         }
+        this.albumOrder.handling(update.update_id, task);
+        return [];
       }
       if (message && !this.isStop(message)) {
         const held = this.albumOrder.hold(threadOf(message), message.message_id, async () => {
