@@ -1,14 +1,75 @@
-import type { Logger } from "@guppy/core";
+import { type GuppyConfig, type Logger, settingsSchema } from "@guppy/core";
 import type { Logger as ChatLogger } from "chat";
 
-/** Chat SDK's logger interface on top of guppy's (SDK chatter goes to debug, problems to warn/error). */
-export function toChatLogger(logger: Logger, prefix = "chat"): ChatLogger {
-  const fields = (args: unknown[]) => (args.length > 0 ? { args: args.map(String) } : undefined);
+/** How much of one logged value is kept (a response body, a whole update). */
+const VALUE_MAX_CHARS = 1000;
+
+/** Field names of the log file's own (pino's): an adapter's detail of that name is renamed. */
+const RESERVED = new Set(["level", "time", "msg", "pid", "hostname", "args"]);
+
+/** The values of the settings marked secret (bot tokens, API keys) that `config` holds. */
+export function secretValues(config: GuppyConfig): string[] {
+  const values: string[] = [];
+  for (const [key, def] of Object.entries(settingsSchema)) {
+    const value = config[key as keyof typeof settingsSchema];
+    if (def.secret && typeof value === "string" && value !== "") values.push(value);
+  }
+  return values;
+}
+
+/** One logged value as text: an Error as "Name: message", an object as (capped) JSON. */
+function describe(value: unknown): string | number | boolean | null {
+  if (value === null || typeof value === "number" || typeof value === "boolean") return value;
+  if (typeof value === "string") return value.slice(0, VALUE_MAX_CHARS);
+  if (value instanceof Error) return `${value.name}: ${value.message}`.slice(0, VALUE_MAX_CHARS);
+  if (typeof value !== "object") return String(value);
+  try {
+    return (JSON.stringify(value) ?? String(value)).slice(0, VALUE_MAX_CHARS);
+  } catch {
+    return String(value); // a cycle
+  }
+}
+
+/**
+ * Chat SDK's logger interface on top of guppy's (SDK chatter goes to debug, problems to
+ * warn/error). The adapters pass details as an object (`{ error, threadId }`): its fields become
+ * the line's fields — they were printed as "[object Object]" — with every secret setting's value
+ * masked (an adapter may log a request URL, and Telegram's holds the bot token).
+ */
+export function toChatLogger(
+  logger: Logger,
+  prefix = "chat",
+  secrets: readonly string[] = [],
+): ChatLogger {
+  const mask = (text: string) =>
+    secrets.reduce((masked, secret) => masked.split(secret).join("****"), text);
+  const masked = (value: unknown) => {
+    const described = describe(value);
+    return typeof described === "string" ? mask(described) : described;
+  };
+  const fields = (args: unknown[]): Record<string, unknown> | undefined => {
+    if (args.length === 0) return undefined;
+    const [only] = args;
+    if (
+      args.length === 1 &&
+      typeof only === "object" &&
+      only !== null &&
+      !(only instanceof Error) &&
+      !Array.isArray(only)
+    ) {
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(only)) {
+        out[RESERVED.has(key) ? `detail_${key}` : key] = masked(value);
+      }
+      return out;
+    }
+    return { args: args.map(masked) };
+  };
   return {
-    child: (p) => toChatLogger(logger, `${prefix}:${p}`),
-    debug: (m, ...a) => logger.debug(`${prefix}: ${m}`, fields(a)),
-    info: (m, ...a) => logger.debug(`${prefix}: ${m}`, fields(a)),
-    warn: (m, ...a) => logger.warn(`${prefix}: ${m}`, fields(a)),
-    error: (m, ...a) => logger.error(`${prefix}: ${m}`, fields(a)),
+    child: (p) => toChatLogger(logger, `${prefix}:${p}`, secrets),
+    debug: (m, ...a) => logger.debug(`${prefix}: ${mask(m)}`, fields(a)),
+    info: (m, ...a) => logger.debug(`${prefix}: ${mask(m)}`, fields(a)),
+    warn: (m, ...a) => logger.warn(`${prefix}: ${mask(m)}`, fields(a)),
+    error: (m, ...a) => logger.error(`${prefix}: ${mask(m)}`, fields(a)),
   };
 }

@@ -6,7 +6,7 @@ import { channelAccessSettings } from "../../access/channel-access-settings.js";
 import { createAccessControl } from "../../access/create-access-control.js";
 import type { GatewayContext } from "../../gateway/gateway-channel.js";
 import { unregisterChannelLink } from "./channel-links.js";
-import { toChatLogger } from "./chat-logger.js";
+import { secretValues, toChatLogger } from "./chat-logger.js";
 import type { ReplySettings } from "./chat-thread-handle.js";
 import { type ChatBridge, createChatBridge } from "./create-chat-bridge.js";
 
@@ -32,7 +32,7 @@ export async function startChatChannel(
     adapters: { [adapterName]: adapter },
     state: createMemoryState(),
     concurrency: "concurrent",
-    logger: toChatLogger(logger),
+    logger: toChatLogger(logger, "chat", secretValues(config)),
   });
   const access = createAccessControl({
     store: createAccessStore(config.home),

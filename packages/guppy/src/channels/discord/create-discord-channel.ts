@@ -1,7 +1,7 @@
 import { createDiscordAdapter } from "@chat-adapter/discord";
 import { createAccessStore } from "../../access/access-store.js";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
-import { toChatLogger } from "../bridge/chat-logger.js";
+import { secretValues, toChatLogger } from "../bridge/chat-logger.js";
 import {
   type RunningChatChannel,
   startChatChannel,
@@ -54,7 +54,7 @@ export function createDiscordChannel(): GatewayChannel {
         ...(config.discordPublicKey
           ? { publicKey: config.discordPublicKey }
           : { webhookVerifier: () => false }),
-        logger: toChatLogger(logger, "discord"),
+        logger: toChatLogger(logger, "discord", secretValues(config)),
       });
       running = await startChatChannel(context, "discord", adapter, {
         split: (text) => splitMessage(text, DISCORD_MESSAGE_LIMIT),

@@ -1,7 +1,7 @@
 import { createSlackAdapter } from "@chat-adapter/slack";
 import { createAccessStore } from "../../access/access-store.js";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
-import { toChatLogger } from "../bridge/chat-logger.js";
+import { secretValues, toChatLogger } from "../bridge/chat-logger.js";
 import {
   type RunningChatChannel,
   startChatChannel,
@@ -55,7 +55,7 @@ export function createSlackChannel(): GatewayChannel {
         mode: "socket",
         botToken: config.slackBotToken,
         appToken: config.slackAppToken,
-        logger: toChatLogger(logger, "slack"),
+        logger: toChatLogger(logger, "slack", secretValues(config)),
       });
       try {
         running = await startChatChannel(context, "slack", adapter, {

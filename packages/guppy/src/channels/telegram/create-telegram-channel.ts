@@ -3,7 +3,7 @@ import { createAccessStore } from "../../access/access-store.js";
 import { channelAccessSettings } from "../../access/channel-access-settings.js";
 import { createAccessControl } from "../../access/create-access-control.js";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
-import { toChatLogger } from "../bridge/chat-logger.js";
+import { secretValues, toChatLogger } from "../bridge/chat-logger.js";
 import {
   type RunningChatChannel,
   startChatChannel,
@@ -95,7 +95,7 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
           // Every message reaches guppy's access check (it logs refusals, redeems invites).
           allowedUserIds: [],
           streamingEditIntervalMs: options.editIntervalMs ?? 1500,
-          logger: toChatLogger(logger, "telegram"),
+          logger: toChatLogger(logger, "telegram", secretValues(config)),
         },
         answeredUser(config),
       );
