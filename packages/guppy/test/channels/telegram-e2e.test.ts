@@ -14,6 +14,7 @@ import {
   startTelegramEmulator,
   type TelegramEmulator,
 } from "./helpers/telegram-emulator.js";
+import { until } from "./helpers/until.js";
 
 const ANN = { id: 1001, name: "ann" };
 const BOB = { id: 1002, name: "bob" };
@@ -73,20 +74,6 @@ function script(request: ChatCompletionRequest): FixtureResponse {
   if (text.includes("broken-format"))
     return { content: `Here *is* ${REJECT_FORMATTING_MARKER} [text` };
   return { content: `You said: ${text}` };
-}
-
-async function until<T>(
-  what: string,
-  probe: () => T | undefined | false,
-  timeoutMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 describe("Telegram end to end (telegram-test-api + aimock, long polling)", () => {
