@@ -93,6 +93,14 @@ function usageTally() {
   };
 }
 
+/**
+ * On an error answer to a prompt the thread has accepted: OpenAI's clients send a request again
+ * after a 5xx (twice, by default) unless the answer says not to, and each request is a new prompt
+ * — the run, its tool commands included, went again, or the prompt a shutdown saved (503) was
+ * answered twice. A 429 (busy: not queued) or a 503 before acceptance has no such header.
+ */
+const NO_RETRY = { "X-Should-Retry": "false" };
+
 /** A prompt the orchestrator queued (its inbox id), or the answer to one it did not (busy, stopping). */
 type Intake = { queued: true; inboxId: string } | { queued: false; answer: JsonAnswer };
 
@@ -146,9 +154,15 @@ async function plainAnswer(
   const { inboxId } = taken;
   const headers = answerHeaders(threadId, inboxId);
   const event = await ended;
-  if (event.type === "notice") return { ...errorAnswer(503, event.text, "unavailable"), headers };
+  // The prompt is in the thread now: an error is not a request to send it again.
+  const failed = { ...headers, ...NO_RETRY };
+  if (event.type === "notice") {
+    return { ...errorAnswer(503, event.text, "unavailable"), headers: failed };
+  }
   const failure = runFailure(event, threadId);
-  if (failure) return { ...errorAnswer(failure.status, failure.message, failure.type), headers };
+  if (failure) {
+    return { ...errorAnswer(failure.status, failure.message, failure.type), headers: failed };
+  }
   // A plain reply's end holds the whole answer (http-backend.ts), as a stream would give it.
   return {
     status: 200,
@@ -181,19 +195,20 @@ export function writeWhenReady(
   answer: Promise<JsonAnswer>,
   log: (message: string) => void,
 ): void {
+  // A 500 here may come after the prompt was accepted, even run: not one to send again either.
+  const failed = (error: unknown): JsonAnswer => ({
+    ...internalErrorAnswer(error),
+    headers: NO_RETRY,
+  });
   answer
-    .catch(internalErrorAnswer)
+    .catch(failed)
     .then((a) => writeJsonAnswer(res, a))
     .catch((error: unknown) => {
       const reason = error instanceof Error ? error.message : String(error);
       log(`The HTTP API could not write an answer: ${reason}`);
       try {
         if (res.headersSent) res.destroy();
-        else
-          writeJsonAnswer(
-            res,
-            internalErrorAnswer(new Error(`the answer could not be written (${reason})`)),
-          );
+        else writeJsonAnswer(res, failed(new Error(`the answer could not be written (${reason})`)));
       } catch {
         res.destroy();
       }

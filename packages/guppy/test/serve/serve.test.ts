@@ -33,14 +33,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * The scripted model: a tool result is answered with its first line; "run-bash CMD" asks for
  * bash ("say-then-bash CMD" with a few words before the call); "slow-once N" answers after N ms
  * the first time; anything else is echoed with the number of user messages the request carried
- * (so a thread's history shows in its answers).
+ * (so a thread's history shows in its answers). A tool result of a prompt that says "then-fail"
+ * is answered with a 500.
  */
 const slowSeen = new Set<string>();
 
 async function script(request: ChatCompletionRequest): Promise<FixtureResponse> {
   const last = request.messages[request.messages.length - 1];
-  if (last?.role === "tool")
+  if (last?.role === "tool") {
+    const asked = request.messages.findLast((m) => m.role === "user");
+    if (contentText(asked?.content).includes("then-fail")) {
+      return { error: { message: "the model broke", type: "server_error" }, status: 500 };
+    }
     return { content: `Tool said: ${contentText(last.content).split("\n")[0]}` };
+  }
   const text = contentText(last?.content);
   const bash = /(say-then-|run-)bash (.+)$/.exec(text);
   if (bash?.[2]) {
@@ -449,6 +455,29 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     expect(await errorType(await steerOnce())).toEqual([409, "duplicate"]);
     const notJson = await s.api(`/v1/threads/${id}/abort`, { method: "POST", body: "stop!" });
     expect(notJson.status).toBe(400);
+  });
+
+  it("tells the openai client not to send again a prompt whose run failed after its tool ran", async () => {
+    const dir = home();
+    const s = await serve(dir);
+    // The client's default retries: two more requests after a 5xx, each a new prompt.
+    const openai = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: s.token, timeout: 20_000 });
+    const marker = join(dir, "runs.txt");
+    const text = `run-bash echo ran >> ${marker} then-fail`;
+    const failure = await openai.chat.completions
+      .create(
+        { model: "m", messages: [{ role: "user", content: text }] },
+        { headers: { "X-Guppy-Thread": "fails" } },
+      )
+      .catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).headers?.get("x-should-retry")).toBe(
+      "false",
+    );
+    expect(readFileSync(marker, "utf8")).toBe("ran then-fail\n");
+    const logged = await threadMessages(s, "http:api:fails");
+    expect(logged.filter((m) => !m.is_bot).map((m) => m.text)).toEqual([text]);
   });
 
   it("gives the openai client an error it does not retry for an aborted answer, plain or streamed", async () => {
