@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { type Logger, type OrchestratorEvent, oneLine } from "@guppy/core";
 import { pino } from "pino";
+import { terminalSafe } from "../terminal/terminal-safe.js";
 import { createLogFileWriter, createTurnBatchedWriter } from "./turn-batched-writer.js";
 
 export interface GatewayLogger {
@@ -44,8 +45,10 @@ export function createGatewayLogger(options: {
   const terminal = createTurnBatchedWriter((lines) => {
     if (terminalOpen) writeTerminal(lines);
   });
+  // One line per entry whatever it holds: a remote user's thread id or text may carry line
+  // breaks and escape sequences.
   const say = (text: string) => {
-    terminal.write(`${stamp()} ${text}\n`);
+    terminal.write(`${stamp()} ${terminalSafe(text)}\n`);
   };
   const destination = createLogFileWriter(path, (error) =>
     say(`warning: could not write ${path}: ${String(error)}`),

@@ -45,6 +45,31 @@ describe("gateway logger", () => {
     });
   });
 
+  it("keeps each entry on one terminal line and shows control characters instead of sending them", () => {
+    const home = mkdtempSync(join(tmpdir(), "guppy-gwlog-"));
+    homes.push(home);
+    const writes: string[] = [];
+    const gw = createGatewayLogger({ home, debug: false, write: (lines) => writes.push(lines) });
+    // A thread id and texts from a remote user: a line break, a clear-screen, a title, a bidi override.
+    const threadId = "http:eve\n12:00:00 guppy serve ready:default";
+    gw.event({ type: "activated", threadId });
+    gw.event({
+      type: "runner",
+      threadId,
+      event: { type: "run_start", text: "hi \u001b[2J\u001b]0;pwned\u0007 there\u202e" },
+    } as Parameters<typeof gw.event>[0]);
+    gw.logger.warn("bad\r\nline\u0000");
+    gw.flush();
+    const lines = writes.join("").split("\n");
+    expect(lines.at(-1)).toBe("");
+    expect(lines.slice(0, -1).map((l) => l.slice(9))).toEqual([
+      "http:eve\\n12:00:00 guppy serve ready:default  agent loaded",
+      "http:eve\\n12:00:00 guppy serve ready:default  ▶ run: hi \\x1b[2J\\x1b]0;pwned\\x07 there\\u202e",
+      "warning: bad\\r\\nline\\x00",
+    ]);
+    expect(writes.join("")).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f\u202e]/);
+  });
+
   it("writes no more terminal lines once the terminal is gone, and says so in the file once", async () => {
     const home = mkdtempSync(join(tmpdir(), "guppy-gwlog-"));
     homes.push(home);

@@ -1,0 +1,26 @@
+/**
+ * Characters a terminal acts on rather than shows: C0 controls (line breaks, ESC, BEL, NUL), DEL,
+ * C1 controls, and the bidirectional overrides and isolates that reorder what follows.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+/**
+ * `text` with every character a terminal would act on written out as an escape (`\n`, `\x1b`,
+ * `\u202e`), so one line stays one line and shows what it holds: a thread id, a prompt or a
+ * model's or tool's text from a remote user can neither split a log line (nor fake one) nor send
+ * the operator's terminal control sequences (clear the screen, set the title).
+ */
+export function terminalSafe(text: string): string {
+  UNSAFE.lastIndex = 0;
+  if (!UNSAFE.test(text)) return text;
+  return text.replace(UNSAFE, (c) => {
+    const named = NAMED[c];
+    if (named) return named;
+    const code = c.charCodeAt(0);
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, "0")}`
+      : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
+}
