@@ -64,8 +64,11 @@ export interface Inbox {
    * was last cleared, answered or not.
    */
   promptIds(threadId: string): string[];
-  /** Every thread with unanswered prompts (read at start to replay them), in accept order. */
-  scan(): Array<{ threadId: string; pending: PendingPrompt[] }>;
+  /**
+   * Every unanswered prompt (read at start to replay them), in the order accepted across threads
+   * (each record names its thread).
+   */
+  scan(): PendingPrompt[];
   /** Forgets the thread's answered prompts (call only when nothing of it is pending). */
   clear(threadId: string): void;
   /** Syncs what is written and closes the journal (shutdown). */
@@ -92,6 +95,12 @@ export function createInbox(options: {
   const path = join(store.home, INBOX_FILE);
   const compactBytes = options.compactBytes ?? DEFAULT_COMPACT_BYTES;
   const threads = new Map<string, ThreadInbox>();
+  /**
+   * Every thread's pending prompts by inbox id, in the order accepted across threads: what a
+   * replay and a compaction follow. (`threads` is in the order of each thread's first line,
+   * answered or not: a thread whose running prompt was answered at a shutdown would go first.)
+   */
+  const pendingInOrder = new Map<string, PendingPrompt>();
   /** Inbox id → thread id, for the `tool` and `done` lines (they carry only the id). */
   const owners = new Map<string, string>();
   /** An accept whose line was deferred → its number among the journal's deferred appends. */
@@ -129,10 +138,13 @@ export function createInbox(options: {
   /** Updates the index with one journal line. */
   function apply(record: InboxRecord): void {
     switch (record.t) {
-      case "accepted":
-        entry(record.threadId).pending.set(record.id, { record, tools: [] });
+      case "accepted": {
+        const p: PendingPrompt = { record, tools: [] };
+        entry(record.threadId).pending.set(record.id, p);
+        pendingInOrder.set(record.id, p);
         owners.set(record.id, record.threadId);
         return;
+      }
       case "tool": {
         const threadId = owners.get(record.id);
         const p = threadId ? threads.get(threadId)?.pending.get(record.id) : undefined;
@@ -145,6 +157,7 @@ export function createInbox(options: {
         const p = t?.pending.get(record.id);
         if (!t || !p) return;
         t.pending.delete(record.id);
+        pendingInOrder.delete(record.id);
         t.ran.set(record.id, p.record.messageId ?? record.id);
         return;
       }
@@ -165,7 +178,7 @@ export function createInbox(options: {
     }
   }
 
-  /** The journal's content after a compaction. */
+  /** The journal's content after a compaction: the pending prompts still in the order accepted. */
   function live(): InboxRecord[] {
     const out: InboxRecord[] = [];
     for (const [threadId, t] of threads) {
@@ -174,11 +187,11 @@ export function createInbox(options: {
           messageId === id ? { t: "ran", id, threadId } : { t: "ran", id, threadId, messageId },
         );
       }
-      for (const p of t.pending.values()) {
-        out.push(p.record);
-        for (const tool of p.tools) {
-          out.push({ t: "tool", id: p.record.id, name: tool.name, args: tool.args });
-        }
+    }
+    for (const p of pendingInOrder.values()) {
+      out.push(p.record);
+      for (const tool of p.tools) {
+        out.push({ t: "tool", id: p.record.id, name: tool.name, args: tool.args });
       }
     }
     return out;
@@ -271,13 +284,7 @@ export function createInbox(options: {
         ...[...t.pending.values()].map((p) => p.record.messageId ?? p.record.id),
       ];
     },
-    scan() {
-      const out: Array<{ threadId: string; pending: PendingPrompt[] }> = [];
-      for (const [threadId, t] of threads) {
-        if (t.pending.size > 0) out.push({ threadId, pending: [...t.pending.values()] });
-      }
-      return out;
-    },
+    scan: () => [...pendingInOrder.values()],
     clear(threadId) {
       const t = threads.get(threadId);
       if (!t || t.ran.size === 0) return;

@@ -60,6 +60,11 @@ interface QueuedPrompt {
   content?: Promise<PromptContent>;
   /** What `content` resolved to: the run's text and images instead of the record's. */
   ready?: PromptContent;
+  /**
+   * Set for the prompts `start` found in the inbox: their place in the order accepted, across
+   * threads. The limiter serves them in that order, before any prompt sent later.
+   */
+  rank?: number;
 }
 
 /** One thread's actor, kept while the thread is active (evicted at its idle timeout: `deactivate`). */
@@ -332,8 +337,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         if (ready) item.ready = ready;
       }
       // The place in the FIFO is taken at once; a new thread's files are created meanwhile.
-      if (actor.runner) await limiter.acquire();
-      else await Promise.all([limiter.acquire(), openFiles(actor.threadId)]);
+      if (actor.runner) await limiter.acquire(item.rank);
+      else await Promise.all([limiter.acquire(item.rank), openFiles(actor.threadId)]);
       try {
         if (stopping) {
           // Not started: it stays accepted in the inbox and runs after the next start.
@@ -800,12 +805,27 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     async start() {
       if (started) return;
       started = true;
-      for (const { threadId, pending } of inbox.scan()) {
+      // Every unanswered prompt, in the order accepted across threads (the prompts sent before
+      // this call among them): each actor's queue is its part of that order, and the actors
+      // start in the order of their oldest unanswered prompt — not of their oldest line, which
+      // may be a prompt answered at the shutdown (a run aborted when the grace ran out). An actor
+      // asks for the slot of its next prompt only once the previous one ran: the rank (the
+      // prompt's place in that order) has the limiter serve them in that order all the same.
+      const inMemory = new Map<string, QueuedPrompt>();
+      for (const actor of actors.values()) {
+        for (const q of actor.queue) inMemory.set(q.record.id, q);
+      }
+      const replaying = new Map<Actor, QueuedPrompt[]>();
+      for (const [rank, p] of inbox.scan().entries()) {
+        const { threadId } = p.record;
         const actor = actorFor(threadId);
-        const inMemory = new Map(actor.queue.map((q) => [q.record.id, q]));
-        actor.queue = pending.map((p) => {
-          const known = inMemory.get(p.record.id);
-          if (known) return known;
+        let queue = replaying.get(actor);
+        if (!queue) {
+          queue = [];
+          replaying.set(actor, queue);
+        }
+        let item = inMemory.get(p.record.id);
+        if (!item) {
           counts.replayed++;
           emit({
             type: "replayed",
@@ -813,14 +833,19 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
             inboxId: p.record.id,
             action: p.tools.length > 0 ? "reported" : "rerun",
           });
-          return { record: p.record, replay: p };
-        });
-        if (actor.queue.length > inMemory.size) {
-          logger.info(
-            `Replaying ${actor.queue.length - inMemory.size} unanswered prompt(s) of ${threadId}`,
-          );
+          item = { record: p.record, replay: p };
+        }
+        item.rank = rank;
+        queue.push(item);
+      }
+      for (const [actor, queue] of replaying) {
+        const replayed = queue.filter((q) => q.replay !== undefined).length;
+        actor.queue = queue;
+        if (replayed > 0) {
+          logger.info(`Replaying ${replayed} unanswered prompt(s) of ${actor.threadId}`);
         }
       }
+      for (const actor of replaying.keys()) startDrain(actor);
       for (const actor of actors.values()) {
         if (actor.queue.length > 0) startDrain(actor);
       }

@@ -60,13 +60,51 @@ describe("inbox journal", () => {
     inbox.close();
 
     const again = make();
+    // In the order accepted across threads: thread a's first line is older than b1, but a1 is
+    // answered, and b1 came before a2.
     expect(again.scan()).toEqual([
-      { threadId: "test:c:a", pending: [{ record: a2.record, tools: [] }] },
-      { threadId: "test:c:b", pending: [{ record: b1, tools: [] }] },
+      { record: b1, tools: [] },
+      { record: a2.record, tools: [] },
     ]);
     // Answered or not, the prompts since the last clear keep their log lines out of backfill.
     expect(again.promptIds("test:c:a").sort()).toEqual([a1.id, a2.record.id].sort());
     expect(again.promptIds("test:c:b")).toEqual(["m-b1"]);
+  });
+
+  it("keeps the pending prompts in the order accepted through compactions", () => {
+    const inbox = make(2_000);
+    const accept = (thread: string, text: string) => inbox.accept(`test:c:${thread}`, { text });
+    const a1 = accept("a", "a1").record;
+    for (const [thread, text] of [
+      ["b", "b1"],
+      ["a", "a2"],
+      ["c", "c1"],
+      ["a", "a3"],
+      ["b", "b2"],
+    ]) {
+      accept(thread as string, text as string);
+    }
+    inbox.tool("test:c:b", inbox.scan()[1]?.record.id ?? "", "bash", { command: "ls" });
+    inbox.done("test:c:a", a1.id, "aborted");
+    const order = ["b1", "a2", "c1", "a3", "b2"];
+    const texts = (i: Inbox) => i.scan().map((p) => p.record.text);
+    expect(texts(inbox)).toEqual(order);
+    // Past the threshold: the journal is rewritten while the prompts wait.
+    for (let i = 0; i < 40; i++) {
+      const p = accept("d", `filler ${i} ${"x".repeat(40)}`).record;
+      inbox.done("test:c:d", p.id, "stop");
+    }
+    const accepted = lines()
+      .filter((l) => l.t === "accepted")
+      .map((l) => String(l.text));
+    expect(accepted).not.toContain(`filler 0 ${"x".repeat(40)}`); // it was compacted
+    expect(accepted.slice(0, 5)).toEqual(order);
+    inbox.close();
+    // Each start compacts too; the order holds through two of them, tool lines and all.
+    make().close();
+    const again = make();
+    expect(texts(again)).toEqual(order);
+    expect(again.scan()[0]?.tools).toEqual([{ name: "bash", args: '{"command":"ls"}' }]);
   });
 
   it("resolves every deferred accept of a burst once it is on disk", async () => {
@@ -152,9 +190,9 @@ describe("inbox journal", () => {
     inbox.close();
     const again = make();
     const [kept] = again.scan();
-    expect(kept?.threadId).toBe("test:c:keep");
-    pending = kept?.pending[0]?.record ?? pending;
-    expect(kept?.pending[0]?.tools).toEqual([{ name: "write", args: '{"path":"x"}' }]);
+    expect(kept?.record.threadId).toBe("test:c:keep");
+    pending = kept?.record ?? pending;
+    expect(kept?.tools).toEqual([{ name: "write", args: '{"path":"x"}' }]);
     expect(pending.text).toBe("still waiting");
     expect(again.promptIds("test:c:t3")).toHaveLength(1);
     expect(again.promptIds("test:c:t4")).toEqual([]);
@@ -167,7 +205,7 @@ describe("inbox journal", () => {
     const p = { t: "accepted", id: "in-x", threadId: "test:c:a", at: "now", text: "kept" };
     writeFileSync(join(home, INBOX_FILE), `${JSON.stringify(p)}\n{"t":"accepted","id":"in-`);
     const inbox = make();
-    expect(inbox.scan()[0]?.pending.map((q) => q.record.text)).toEqual(["kept"]);
+    expect(inbox.scan().map((q) => q.record.text)).toEqual(["kept"]);
     inbox.accept("test:c:a", { text: "next" });
     expect(lines().map((l) => l.text)).toEqual(["kept", "next"]);
   });
@@ -247,8 +285,8 @@ describe("inbox journal", () => {
       disk.free = undefined;
       expect(
         make()
-          .scan()[0]
-          ?.pending.map((p) => p.record.text),
+          .scan()
+          .map((p) => p.record.text),
       ).toEqual([0, 1, 2, 3, 4].map((i) => `waiting ${i}`));
     });
 
@@ -283,7 +321,7 @@ describe("inbox journal", () => {
       expect(
         make()
           .scan()
-          .flatMap((t) => t.pending.map((p) => p.record.id)),
+          .map((p) => p.record.id),
       ).toEqual([...big.map((p) => p.id), late.record.id]);
     });
   });

@@ -634,6 +634,37 @@ describe("orchestrator (faux provider)", () => {
     expect(starts).toEqual(["gate a1", "b1", "c1", "a2", "a3"]);
   });
 
+  it("replays the prompts left at a shutdown in the order accepted, across threads", async () => {
+    const first = make({ maxConcurrent: 1 });
+    await first.start();
+    const send = (thread: string, text: string) =>
+      first.send(`test:c:${thread}`, { type: "prompt", text });
+    send("a", "gate a1");
+    await gate.entered();
+    // While a1 holds the only slot: b1 waits for it, and the rest queue behind.
+    for (const [thread, text] of [
+      ["b", "b1"],
+      ["a", "a2"],
+      ["c", "c1"],
+      ["a", "a3"],
+      ["b", "b2"],
+    ]) {
+      expect(send(thread as string, text as string).status).toBe("queued");
+    }
+    // The grace runs out: a1 is aborted (it has its `done` line), the others stay in the inbox.
+    await first.shutdown(20);
+    const next = make({ maxConcurrent: 1 });
+    const starts: string[] = [];
+    next.subscribe((e: OrchestratorEvent) => {
+      if (e.type === "runner" && e.event.type === "run_start") starts.push(e.event.text);
+    });
+    await next.start();
+    await until(() => starts.length === 5);
+    // Thread a's oldest line (the aborted a1) does not put its a2 ahead of b1, and the slot goes
+    // to the replayed prompt accepted first each time, whichever thread asked for it first.
+    expect(starts).toEqual(["b1", "a2", "c1", "a3", "b2"]);
+  });
+
   it.each([
     ["the inbox journal", (_dir: string) => join(home, INBOX_FILE)],
     ["a per-thread inbox of an earlier version", (dir: string) => join(dir, "inbox.jsonl")],
