@@ -186,7 +186,7 @@ export const settingsSchema: SettingsSchema = {
     env: "GUPPY_QUEUE_DEPTH",
     parse: integerValue(1, 1000),
     default: 5,
-    description: "Prompts queued per thread behind the running one",
+    description: "Prompts that may wait per thread (accepted, not running yet)",
   },
   idleTimeoutSeconds: {
     env: "GUPPY_IDLE_TIMEOUT_SECONDS",

@@ -35,7 +35,10 @@ export interface OrchestratorOptions {
   createRunner(threadId: string): AgentRunner;
   /** GUPPY_MAX_CONCURRENT: runs at once across all threads. */
   maxConcurrent: number;
-  /** GUPPY_QUEUE_DEPTH: prompts queued per thread behind the running one. */
+  /**
+   * GUPPY_QUEUE_DEPTH: how many prompts of a thread may wait (accepted, not running yet: queued
+   * behind its run, or waiting for a concurrency slot or their attachments); one more is "busy".
+   */
   queueDepth: number;
   /** GUPPY_IDLE_TIMEOUT_SECONDS × 1000: an idle thread's runner is dropped after this. */
   idleTimeoutMs: number;
@@ -219,6 +222,14 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
    * Something of the thread runs or waits: a run, a prompt waiting for its slot or queued, a
    * /compact. Such an actor is not deactivated, renamed or given an idle timeout.
    */
+  /**
+   * The thread's prompts accepted and not running yet: queued, and the one taken off the queue
+   * that waits for its slot or its attachments. What the queue depth, a busy answer and
+   * `status().queued` count.
+   */
+  const waitingPrompts = (actor: Actor) =>
+    actor.queue.length + (actor.current !== undefined && !actor.running ? 1 : 0);
+
   const occupied = (actor: Actor) =>
     actor.running ||
     actor.current !== undefined ||
@@ -585,10 +596,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     const saved = key === undefined || runner || actor?.snapshot ? undefined : savedStatus(key);
     const snap = runner ? snapshot(runner.stats()) : (actor?.snapshot ?? saved);
     const lastActivity = actor ? new Date(actor.lastActivity).toISOString() : saved?.lastActivity;
+    const queued = actor ? waitingPrompts(actor) : 0;
     return {
       threadId: actor?.threadId ?? threadId,
-      state: actor?.running ? "running" : runner ? "idle" : "inactive",
-      queued: (actor?.queue.length ?? 0) + (actor?.current && !actor.running ? 1 : 0),
+      state: actor?.running ? "running" : queued > 0 ? "waiting" : runner ? "idle" : "inactive",
+      queued,
       ...(lastActivity ? { lastActivity } : {}),
       model: runner?.model.id ?? options.modelName ?? "",
       messages: snap?.messages ?? 0,
@@ -629,15 +641,16 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         const { threadId } = actor;
         if (message.type === "prompt") {
           if (message.thread) actor.handle = message.thread;
-          if (actor.queue.length >= options.queueDepth) {
+          const queued = waitingPrompts(actor);
+          if (queued >= options.queueDepth) {
             counts.busy++;
             logger.warn(`Thread ${threadId} is busy: a prompt was answered "busy"`, {
-              queued: actor.queue.length,
+              queued,
               busyTotal: counts.busy,
             });
-            emit({ type: "busy", threadId, queued: actor.queue.length });
-            notify(threadId, message.thread, busyText(actor.queue.length));
-            return { status: "busy", queued: actor.queue.length };
+            emit({ type: "busy", threadId, queued });
+            notify(threadId, message.thread, busyText(queued));
+            return { status: "busy", queued };
           }
           let accepted: { record: AcceptedRecord; synced?: Promise<void> };
           try {

@@ -14,6 +14,7 @@ export type SendResult =
       /** With `deferSync`: resolves once the prompt is fsync'd (rejects if that failed). */
       synced?: Promise<void>;
     }
+  /** `queued`: the thread's prompts not running yet, as `ThreadStatus.queued` counts them. */
   | { status: "busy"; queued: number }
   /** The thread has accepted a message with this `messageId` already (a message delivered again). */
   | { status: "duplicate" }
@@ -30,8 +31,16 @@ export type CompactResult = { status: "compacted"; report: string } | { status: 
 /** A thread as `/status`, `GET /v1/threads` and the gateway's logs see it. */
 export interface ThreadStatus extends ThreadFigures {
   threadId: string;
-  /** inactive: no agent loaded; idle: loaded, nothing running; running: a run is under way. */
-  state: "inactive" | "idle" | "running";
+  /**
+   * running: a run is under way; waiting: none is, and prompts wait (for a concurrency slot, their
+   * attachments or a /compact); idle: agent loaded, nothing runs or waits; inactive: no agent
+   * loaded, nothing waits.
+   */
+  state: "inactive" | "idle" | "waiting" | "running";
+  /**
+   * Prompts accepted and not running yet (queued behind the run, or waiting for a slot or their
+   * attachments): what GUPPY_QUEUE_DEPTH bounds, as a "busy" answer's `queued` counts them.
+   */
   queued: number;
   /** ISO time of the last message or run end. */
   lastActivity?: string;

@@ -423,6 +423,42 @@ describe("orchestrator (faux provider)", () => {
     expect(requests.filter((r) => r === "q1" || r === "q2")).toEqual(["q1", "q2"]);
   });
 
+  it("counts a prompt waiting for its concurrency slot as queued, for the depth as for status", async () => {
+    const o = make({ maxConcurrent: 1, queueDepth: 2 });
+    await o.start();
+    const a = recordingHandle("test:c:depth-a");
+    const b = recordingHandle("test:c:depth-b");
+    const id = b.handle.threadId;
+    o.send(a.handle.threadId, { type: "prompt", text: "gate a1", thread: a.handle });
+    await gate.entered();
+    // a holds the only slot: b1 waits for it, b2 behind b1 — two of b's prompts wait.
+    expect(o.send(id, { type: "prompt", text: "b1", thread: b.handle })).toMatchObject({
+      status: "queued",
+      position: 0,
+    });
+    expect(o.status(id)).toMatchObject({ state: "waiting", queued: 1 });
+    expect(o.send(id, { type: "prompt", text: "b2", thread: b.handle })).toMatchObject({
+      status: "queued",
+      position: 1,
+    });
+    expect(o.send(id, { type: "prompt", text: "b3", thread: b.handle })).toEqual({
+      status: "busy",
+      queued: 2,
+    });
+    expect(b.notices).toEqual([expect.stringContaining("(2 waiting)")]);
+    // What the busy answer said is what the status (and GET /v1/threads) says.
+    expect(o.status(id)).toMatchObject({ state: "waiting", queued: 2 });
+    expect(o.threads().find((t) => t.threadId === id)).toMatchObject({
+      state: "waiting",
+      queued: 2,
+    });
+    gate.open();
+    await until(() => b.finals().length === 2);
+    expect(requests).not.toContain("b3");
+    await until(() => o.status(id).state === "idle");
+    expect(o.status(id).queued).toBe(0);
+  });
+
   it("steers and aborts the running agent, bypassing the queue; queued prompts still run", async () => {
     const o = make();
     await o.start();
