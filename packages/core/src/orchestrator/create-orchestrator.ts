@@ -602,7 +602,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       state: actor?.running ? "running" : queued > 0 ? "waiting" : runner ? "idle" : "inactive",
       queued,
       ...(lastActivity ? { lastActivity } : {}),
-      model: runner?.model.id ?? options.modelName ?? "",
+      // provider/model-id either way, as configured: a loaded thread gave the bare id.
+      model: runner ? `${runner.model.provider}/${runner.model.id}` : (options.modelName ?? ""),
       messages: snap?.messages ?? 0,
       contextTokens: snap?.contextTokens ?? 0,
       contextWindow: snap?.contextWindow ?? options.contextWindow ?? 0,

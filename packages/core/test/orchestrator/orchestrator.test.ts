@@ -485,8 +485,10 @@ describe("orchestrator (faux provider)", () => {
 
   it("deactivates an idle thread (drops the runner, clears the inbox) and reactivates it with its context", async () => {
     let created = 0;
+    const model = `${faux.getModel().provider}/${faux.getModel().id}`;
     const o = make({
       idleTimeoutMs: 40,
+      modelName: model,
       createRunner: (threadId) => {
         created++;
         return runnerFor(threadId, { tools: [] });
@@ -498,6 +500,7 @@ describe("orchestrator (faux provider)", () => {
     o.send(id, { type: "prompt", text: "remember 42", thread: t.handle });
     await until(() => t.finals().length === 1);
     expect(o.status(id).state).toBe("idle");
+    expect(o.status(id).model).toBe(model);
     const journal = () => readFileSync(join(home, INBOX_FILE), "utf8");
     expect(journal()).toContain('"text":"remember 42"');
     expect(journal()).not.toContain('"t":"cleared"');
@@ -509,6 +512,7 @@ describe("orchestrator (faux provider)", () => {
     // Every prompt of the thread was answered and its log cursor saved: the journal says so.
     expect(journal()).toContain(`{"t":"cleared","threadId":"${id}"}`);
     expect(o.status(id).messages).toBe(2);
+    expect(o.status(id).model).toBe(model); // the same, loaded or not
     o.send(id, { type: "prompt", text: "what was it?", thread: t.handle });
     await until(() => t.finals().length === 2);
     expect(created).toBe(2);
