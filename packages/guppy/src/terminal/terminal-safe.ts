@@ -2,6 +2,7 @@
  * Characters a terminal acts on rather than shows: C0 controls (line breaks, ESC, BEL, NUL), DEL,
  * C1 controls, and the bidirectional overrides and isolates that reorder what follows.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
