@@ -97,7 +97,7 @@ interface Actor {
 const MAX_SAVED_STATUSES = 65_536;
 
 const busyText = (queued: number) =>
-  `I'm still working on earlier messages in this thread (${queued} waiting). This one was not queued; please send it again in a moment.`;
+  `This thread already has ${queued} messages waiting for an answer, so this one was not queued; please send it again in a moment.`;
 
 /**
  * The single front door (seed 002): one virtual actor per thread, activated on demand,
@@ -201,10 +201,15 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
    * A steer or abort that came with its channel message id acted (or was dropped, nothing
    * running): its id is kept in memory and, as a `ran` line, in the inbox journal until the thread
    * is cleared, so the message delivered again — after a restart too — neither steers twice nor
-   * stops a later run. An actor made for it alone goes at the idle timeout (clearing that line).
+   * stops a later run. An actor made for it alone goes at the idle timeout (clearing that line);
+   * without an id, at once (`fresh`: made for this message) — an abort or steer of every thread
+   * in turn would otherwise have left an actor in memory for each.
    */
-  const remember = (actor: Actor, messageId: string | undefined) => {
-    if (messageId === undefined) return;
+  const remember = (actor: Actor, messageId: string | undefined, fresh: boolean) => {
+    if (messageId === undefined) {
+      if (fresh && !occupied(actor)) forget(actor);
+      return;
+    }
     actor.recent?.add(messageId);
     inbox.handled(actor.threadId, messageId);
     if (!actor.idleTimer) idleIfQuiet(actor);
@@ -619,7 +624,9 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         if (stopping) return { status: "refused", reason: "guppy is shutting down" };
         // A channel's message id is checked against the thread's recent ones (none: no cost).
         const checked = message.messageId;
-        const fresh = checked !== undefined && !actors.has(canonicalThreadId(spelling));
+        const fresh =
+          (checked !== undefined || message.type !== "prompt") &&
+          !actors.has(canonicalThreadId(spelling));
         const actor = actorFor(spelling);
         if (isDuplicate(actor, checked)) {
           if (fresh) forget(actor);
@@ -693,7 +700,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         }
         if (message.type === "steer") {
           const delivered = actor.running && actor.runner?.steer(message.text) === true;
-          remember(actor, message.messageId);
+          remember(actor, message.messageId, fresh);
           emit({ type: "steered", threadId, delivered });
           if (delivered) return { status: "delivered" };
           notify(
@@ -707,7 +714,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         const delivered =
           (actor.running || actor.compacting !== undefined) && actor.runner !== undefined;
         if (delivered) actor.runner?.abort();
-        remember(actor, message.messageId);
+        remember(actor, message.messageId, fresh);
         emit({ type: "aborted", threadId, delivered });
         if (delivered) return { status: "delivered" };
         return { status: "dropped", reason: "nothing is running" };

@@ -414,7 +414,7 @@ describe("orchestrator (faux provider)", () => {
       status: "busy",
       queued: 2,
     });
-    expect(t.notices.some((n) => /still working/.test(n))).toBe(true);
+    expect(t.notices.some((n) => /already has 2 messages waiting/.test(n))).toBe(true);
     expect(o.counters().busy).toBe(1);
     expect(o.status(id)).toMatchObject({ state: "running", queued: 2 });
     gate.open();
@@ -445,7 +445,7 @@ describe("orchestrator (faux provider)", () => {
       status: "busy",
       queued: 2,
     });
-    expect(b.notices).toEqual([expect.stringContaining("(2 waiting)")]);
+    expect(b.notices).toEqual([expect.stringContaining("already has 2 messages waiting")]);
     // What the busy answer said is what the status (and GET /v1/threads) says.
     expect(o.status(id)).toMatchObject({ state: "waiting", queued: 2 });
     expect(o.threads().find((t) => t.threadId === id)).toMatchObject({
@@ -469,6 +469,9 @@ describe("orchestrator (faux provider)", () => {
       reason: "nothing is running",
     });
     expect(t.notices.at(-1)).toMatch(/nothing to steer/);
+    // Neither leaves an actor behind for a thread it found inactive (no message id to keep).
+    expect(o.send("test:c:other", { type: "abort" }).status).toBe("dropped");
+    expect(o.counters().activeActors).toBe(0);
     o.send(id, { type: "prompt", text: "gate please", thread: t.handle });
     o.send(id, { type: "prompt", text: "after abort", thread: t.handle });
     await gate.entered();
