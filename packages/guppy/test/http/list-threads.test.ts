@@ -56,8 +56,9 @@ function gateway(count: number) {
       throw new Error("no runs here");
     },
   });
-  // A thread with an actor and no directory yet (a steer to a new thread makes one).
-  orchestrator.send("http:api:in-memory", { type: "steer", text: "x" });
+  // A thread with an actor and no directory yet (a steer with a channel message id to a new
+  // thread makes one: the id is kept until the thread goes idle).
+  orchestrator.send("http:api:in-memory", { type: "steer", text: "x", messageId: "m-1" });
   const local = createLocalBackend({ orchestrator, store: countedStore });
   const counted: HttpBackend = {
     ...local,
