@@ -20,6 +20,20 @@ export const stringValue: Parser<string> = parser("a non-empty string", (raw) =>
   typeof raw === "string" && raw.trim() !== "" ? raw.trim() : undefined,
 );
 
+/**
+ * A key or token: it goes into an HTTP header (or a URL), where only visible ASCII can go. One
+ * with a line break, a space or another letter in it (pasted with the rest of a line) could never
+ * work, and fetch's error about the header quoted the whole secret.
+ */
+export const tokenValue: Parser<string> = parser(
+  "a token of visible ASCII characters (no spaces, line breaks or other letters)",
+  (raw) => {
+    if (typeof raw !== "string") return undefined;
+    const token = raw.trim();
+    return /^[\x21-\x7e]+$/.test(token) ? token : undefined;
+  },
+);
+
 export function integerValue(min: number, max = Number.MAX_SAFE_INTEGER): Parser<number> {
   const expected =
     max === Number.MAX_SAFE_INTEGER ? `an integer ≥ ${min}` : `an integer from ${min} to ${max}`;

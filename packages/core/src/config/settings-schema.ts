@@ -9,6 +9,7 @@ import {
   type Parser,
   stringValue,
   timezoneValue,
+  tokenValue,
   urlValue,
 } from "./setting-parsers.js";
 
@@ -100,7 +101,7 @@ export const settingsSchema: SettingsSchema = {
   },
   apiKey: {
     env: "GUPPY_API_KEY",
-    parse: stringValue,
+    parse: tokenValue,
     secret: true,
     description: "API key; overrides the provider's own variable (ANTHROPIC_API_KEY, ...)",
   },
@@ -222,7 +223,7 @@ export const settingsSchema: SettingsSchema = {
   },
   telegramBotToken: {
     env: "TELEGRAM_BOT_TOKEN",
-    parse: stringValue,
+    parse: tokenValue,
     secret: true,
     description: "Telegram bot token (enables the Telegram channel)",
   },
@@ -233,19 +234,19 @@ export const settingsSchema: SettingsSchema = {
   },
   slackBotToken: {
     env: "SLACK_BOT_TOKEN",
-    parse: stringValue,
+    parse: tokenValue,
     secret: true,
     description: "Slack bot token (xoxb-...)",
   },
   slackAppToken: {
     env: "SLACK_APP_TOKEN",
-    parse: stringValue,
+    parse: tokenValue,
     secret: true,
     description: "Slack app-level token for Socket Mode (xapp-...)",
   },
   discordBotToken: {
     env: "DISCORD_BOT_TOKEN",
-    parse: stringValue,
+    parse: tokenValue,
     secret: true,
     description: "Discord bot token",
   },

@@ -90,12 +90,28 @@ describe("loadConfig", () => {
     settings(`{"${key}": ${json}}`);
     const error = catchError(() => loadConfig({ env: { GUPPY_HOME: home } }));
     expect(error).toBeInstanceOf(ConfigError);
-    expect(error.message).toBe(
-      `Invalid setting "${key}" in ${join(home, "settings.json")} is ${kind} (a secret, not shown): expected a non-empty string.`,
+    const expected =
+      key === "apiToken" ? "a non-empty string" : "a token of visible ASCII characters";
+    expect(error.message).toContain(
+      `Invalid setting "${key}" in ${join(home, "settings.json")} is ${kind} (a secret, not shown): expected ${expected}`,
     );
     for (const piece of ["98765", "123456", "AAH", "xoxb"]) {
       expect(error.message).not.toContain(piece);
     }
+  });
+
+  it.each([
+    ["DISCORD_BOT_TOKEN", "MTIzNDU2Nzg5.SECRETPART\nSECONDLINE"],
+    ["GUPPY_API_KEY", "sk-secret key"],
+    ["TELEGRAM_BOT_TOKEN", "123456:AAHsecrét"],
+  ])("refuses a key or token no header could carry, without showing it (%s)", (name, value) => {
+    const error = catchError(() => loadConfig({ env: { GUPPY_HOME: home, [name]: value } }));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toBe(
+      `Invalid environment variable ${name} is a string (a secret, not shown): expected a token of visible ASCII characters (no spaces, line breaks or other letters).`,
+    );
+    // Only the ends are trimmed, as for every setting.
+    expect(loadConfig({ env: { GUPPY_HOME: home, [name]: " tok-123 \n" } })).toBeDefined();
   });
 
   it("never shows a secret given as a flag of the wrong type", () => {

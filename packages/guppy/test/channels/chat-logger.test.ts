@@ -68,9 +68,16 @@ describe("the chat SDK's logger on guppy's", () => {
       error: new Error(`bad ${token}`),
     });
     chat.child("x").warn("again", `bot${token}`);
+    // A token across the cut of a long value is masked whole, not cut first.
+    chat.warn("long", { url: `${"x".repeat(990)}/bot${token}/getMe` });
+    // A placeholder too short to be a real secret is not masked everywhere.
+    const short = toChatLogger(logger, "t", ["x"]);
+    short.warn("box", { word: "xx" });
     const text = JSON.stringify(lines);
     expect(text).not.toContain("AAH-secret");
     expect(lines[0]?.fields?.url).toBe("https://api.telegram.org/bot****/getUpdates");
     expect(lines[1]?.fields?.args).toEqual(["bot****"]);
+    expect(lines[2]?.fields?.url).toBe(`${"x".repeat(990)}/bot****/g`);
+    expect(lines[3]?.fields?.word).toBe("xx");
   });
 });

@@ -17,18 +17,21 @@ export function secretValues(config: GuppyConfig): string[] {
   return values;
 }
 
-/** One logged value as text: an Error as "Name: message", an object as (capped) JSON. */
+/** One logged value as text (not yet capped): an Error as "Name: message", an object as JSON. */
 function describe(value: unknown): string | number | boolean | null {
   if (value === null || typeof value === "number" || typeof value === "boolean") return value;
-  if (typeof value === "string") return value.slice(0, VALUE_MAX_CHARS);
-  if (value instanceof Error) return `${value.name}: ${value.message}`.slice(0, VALUE_MAX_CHARS);
+  if (typeof value === "string") return value;
+  if (value instanceof Error) return `${value.name}: ${value.message}`;
   if (typeof value !== "object") return String(value);
   try {
-    return (JSON.stringify(value) ?? String(value)).slice(0, VALUE_MAX_CHARS);
+    return JSON.stringify(value) ?? String(value);
   } catch {
     return String(value); // a cycle
   }
 }
+
+/** Values this short are not masked: a placeholder key ("ollama", "x") would blank every mention. */
+const MASKED_MIN_CHARS = 8;
 
 /**
  * Chat SDK's logger interface on top of guppy's (SDK chatter goes to debug, problems to
@@ -41,11 +44,13 @@ export function toChatLogger(
   prefix = "chat",
   secrets: readonly string[] = [],
 ): ChatLogger {
+  const masking = secrets.filter((secret) => secret.length >= MASKED_MIN_CHARS);
   const mask = (text: string) =>
-    secrets.reduce((masked, secret) => masked.split(secret).join("****"), text);
+    masking.reduce((masked, secret) => masked.split(secret).join("****"), text);
+  // Masked before it is cut: a cut through a token would leave its first part unmasked.
   const masked = (value: unknown) => {
     const described = describe(value);
-    return typeof described === "string" ? mask(described) : described;
+    return typeof described === "string" ? mask(described).slice(0, VALUE_MAX_CHARS) : described;
   };
   const fields = (args: unknown[]): Record<string, unknown> | undefined => {
     if (args.length === 0) return undefined;

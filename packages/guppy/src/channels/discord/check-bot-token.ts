@@ -32,9 +32,9 @@ export async function checkBotToken(
     });
     body = await response.text();
   } catch (error) {
-    throw new Error(
-      `Could not reach Discord to check the bot token (GET ${url}): ${reason(error)}`,
-    );
+    // Never the token itself, whatever the error quotes (a header it could not carry, say).
+    const why = reason(error).split(token).join("****");
+    throw new Error(`Could not reach Discord to check the bot token (GET ${url}): ${why}`);
   }
   if (response.status === 401) return "refused";
   if (response.ok) return "accepted";
