@@ -1,6 +1,7 @@
 import type { RunnerEvent } from "@guppy/core";
 import type { Styles } from "./ansi.js";
 import type { Spinner } from "./spinner.js";
+import { terminalSafe, terminalSafeText } from "./terminal-safe.js";
 
 /** Shows runner events in the terminal: streamed text, a spinner while waiting, dim tool lines. */
 export function createChatRenderer(deps: {
@@ -33,16 +34,20 @@ export function createChatRenderer(deps: {
         break;
       case "text_delta":
         spinner.stop();
-        write(event.delta);
+        // What the model or a tool wrote reaches the terminal as text, never as control
+        // sequences (a file a tool read could clear the screen or set the window's title).
+        write(terminalSafeText(event.delta));
         break;
       case "tool_call":
         spinner.stop();
-        line(styles.dim(`  ▸ ${event.name} ${summarizeArgs(event.name, event.args)}`));
+        line(
+          styles.dim(terminalSafe(`  ▸ ${event.name} ${summarizeArgs(event.name, event.args)}`)),
+        );
         spinner.start(`running ${event.name}…`);
         break;
       case "tool_result": {
         spinner.stop();
-        const first = firstLine(event.text);
+        const first = terminalSafe(firstLine(event.text));
         line(event.isError ? styles.red(`    ✗ ${first}`) : styles.dim(`    ✓ ${first}`));
         break;
       }
@@ -62,7 +67,9 @@ export function createChatRenderer(deps: {
         spinner.stop();
         line(
           styles.red(
-            `error: ${event.kind === "provider" ? explain(event.message) : event.message}`,
+            terminalSafeText(
+              `error: ${event.kind === "provider" ? explain(event.message) : event.message}`,
+            ),
           ),
         );
         break;

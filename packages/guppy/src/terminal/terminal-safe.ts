@@ -14,9 +14,24 @@ const NAMED: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
  * the operator's terminal control sequences (clear the screen, set the title).
  */
 export function terminalSafe(text: string): string {
-  UNSAFE.lastIndex = 0;
-  if (!UNSAFE.test(text)) return text;
-  return text.replace(UNSAFE, (c) => {
+  return escapeUnsafe(text, UNSAFE);
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const UNSAFE_IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * As terminalSafe, but line breaks and tabs stay: for a model's streamed answer, whose lines are
+ * its own, in the interactive chat.
+ */
+export function terminalSafeText(text: string): string {
+  return escapeUnsafe(text, UNSAFE_IN_TEXT);
+}
+
+function escapeUnsafe(text: string, unsafe: RegExp): string {
+  unsafe.lastIndex = 0;
+  if (!unsafe.test(text)) return text;
+  return text.replace(unsafe, (c) => {
     const named = NAMED[c];
     if (named) return named;
     const code = c.charCodeAt(0);
