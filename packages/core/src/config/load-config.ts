@@ -55,7 +55,11 @@ export function loadConfig(options: LoadConfigOptions = {}): GuppyConfig {
   const fileSettings = readSettingsFile(settingsPath);
   const warnings: string[] = [];
   for (const key of Object.keys(fileSettings)) {
-    if (!(configKeys as string[]).includes(key) && !key.startsWith("$")) {
+    if (key === "home") {
+      warnings.push(
+        `"home" in ${settingsPath} is ignored: settings.json is read from the data directory, so that comes only from --home or GUPPY_HOME.`,
+      );
+    } else if (!(configKeys as string[]).includes(key) && !key.startsWith("$")) {
       const hint = suggestKey(key);
       warnings.push(
         `Unknown key "${key}" in ${settingsPath}${hint ? ` (did you mean "${hint}"?)` : ""}; it is ignored.`,
@@ -88,7 +92,7 @@ export function loadConfig(options: LoadConfigOptions = {}): GuppyConfig {
     }
     const parsed = isRaw(raw)
       ? def.parse(raw)
-      : Array.isArray(raw) && raw.every(isRaw)
+      : def.parse.list && Array.isArray(raw) && raw.every(isRaw)
         ? def.parse(raw.join(","))
         : { ok: false as const, expected: def.parse.expected };
     if (!parsed.ok) {

@@ -5,6 +5,8 @@ export interface Parser<T> {
   (raw: RawValue): ParseResult<T>;
   /** What the parser accepts, for error messages: "an integer ≥ 1", "a non-empty string", ... */
   readonly expected: string;
+  /** A list: settings.json may give it as a JSON array too (no other setting takes one). */
+  readonly list?: true;
 }
 
 /** A parser from what it accepts (for messages) and a function giving the value or undefined. */
@@ -118,7 +120,7 @@ export const hostValue: Parser<string> = parser(
 );
 
 export function listValue(): Parser<string[]> {
-  return parser("a comma-separated list", (raw) => {
+  const list = parser("a comma-separated list", (raw) => {
     if (typeof raw === "string") {
       return raw
         .split(",")
@@ -128,4 +130,5 @@ export function listValue(): Parser<string[]> {
     if (typeof raw === "number") return [String(raw)];
     return undefined;
   });
+  return Object.assign(list, { list: true as const });
 }

@@ -132,6 +132,19 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
       /"maxTokens" .* is \[\[1\]\]: expected an integer ≥ 1\.$/,
     );
+    // Only a list takes an array: one element is no number, model or switch.
+    for (const [key, json] of [
+      ["maxToolRounds", "[5]"],
+      ["debug", "[true]"],
+      ["model", '["openai/gpt-4o"]'],
+    ] as const) {
+      settings(`{"${key}": ${json}}`);
+      expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
+        `Invalid setting "${key}" in ${join(home, "settings.json")} is ${json.replace(/ /g, "")}: expected`,
+      );
+    }
+    settings('{"allowedUsers": ["12", 34]}');
+    expect(loadConfig({ env: { GUPPY_HOME: home } }).allowedUsers).toEqual(["12", "34"]);
   });
 
   it("points at the line of invalid JSON", () => {
@@ -187,6 +200,10 @@ describe("loadConfig", () => {
     const c = loadConfig({ env: { GUPPY_HOME: home } });
     expect(c.warnings).toEqual([
       `Unknown key "modle" in ${join(home, "settings.json")} (did you mean "model"?); it is ignored.`,
+    ]);
+    settings('{"home": "/elsewhere"}');
+    expect(loadConfig({ env: { GUPPY_HOME: home } }).warnings).toEqual([
+      `"home" in ${join(home, "settings.json")} is ignored: settings.json is read from the data directory, so that comes only from --home or GUPPY_HOME.`,
     ]);
   });
 
