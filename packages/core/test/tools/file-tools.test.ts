@@ -34,6 +34,13 @@ describe("read / write / edit", () => {
     );
     const text = resultText(await read.execute("2", { path: "deep/er/file.txt" }));
     expect(text).toBe("1\talpha\n2\tbeta\n3\tgamma\n");
+    // A file where a parent directory should be is named, not reported as node's EEXIST.
+    const under = join(fx.workspaceDir, "deep/er/file.txt");
+    for (const path of ["deep/er/file.txt/new.txt", "deep/er/file.txt/a/b/new.txt"]) {
+      await expect(write.execute("3", { path, content: "x" })).rejects.toThrow(
+        `Cannot write ${join(fx.workspaceDir, path)}: ${under} is a file, not a directory.`,
+      );
+    }
   });
 
   it("read pages with offset and limit and says how to continue", async () => {
