@@ -12,7 +12,10 @@ export interface Logger {
 
 const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
 
-/** Writes one readable line per entry to a stream (stderr by default) at or above `level`. */
+/**
+ * Writes one readable line per entry to a stream (stderr by default) at or above `level`:
+ * `guppy: warning: …`, as the CLI's own warnings read.
+ */
 export function createLineLogger(
   options: { level?: LogLevel; write?: (line: string) => void } = {},
 ): Logger {
@@ -21,7 +24,7 @@ export function createLineLogger(
   const log = (level: LogLevel, message: string, fields?: LogFields) => {
     if (order[level] < min) return;
     const extra = fields && Object.keys(fields).length > 0 ? ` ${JSON.stringify(fields)}` : "";
-    write(`guppy ${level}: ${message}${extra}`);
+    write(`guppy: ${level === "warn" ? "warning" : level}: ${message}${extra}`);
   };
   return {
     debug: (m, f) => log("debug", m, f),

@@ -157,7 +157,7 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       await drained;
       await stopped;
       expect(api.texts(ANN.id).some((t) => t.includes("task finished"))).toBe(true);
-      expect(logged.filter((l) => l.includes("could not") || l.startsWith("guppy error"))).toEqual(
+      expect(logged.filter((l) => l.includes("could not") || l.startsWith("guppy: error"))).toEqual(
         [],
       );
     });
