@@ -244,11 +244,17 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     const before = estimate(v).tokens;
     const { previous, rest } = split(v);
     const tokens = rest.map((m) => counter.message(m));
-    // After a provider's "too long" keep less: at most half of what is there.
+    // Half of what the messages may take below the threshold (the system prompt and tools take
+    // the rest), so a compaction leaves room for turns to come: with a small window and a long
+    // system prompt, keeping half the threshold itself left the context at the threshold again,
+    // and every turn paid for a summary request. After a provider's "too long" keep less still:
+    // at most half of what is there.
+    const room = Math.max(0, budget.compactAt - fixedTokens());
+    const keepable = Math.min(budget.keepRecent, Math.floor(room / 2));
     const keep =
       reason === "overflow"
-        ? Math.min(budget.keepRecent, Math.floor(tokens.reduce((a, b) => a + b, 0) / 2))
-        : budget.keepRecent;
+        ? Math.min(keepable, Math.floor(tokens.reduce((a, b) => a + b, 0) / 2))
+        : keepable;
     const cut = chooseCut(rest, tokens, keep);
     if (cut === 0) return { compacted: false, reason: "nothing older than the current turn" };
     const summaryUsage: Usage[] = [];

@@ -106,14 +106,18 @@ describe("context engine in the runner (faux provider)", () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  const makeRunner = (toolResultMaxChars = 3_000, streamIdleTimeoutSeconds = 0) =>
+  const makeRunner = (
+    toolResultMaxChars = 3_000,
+    streamIdleTimeoutSeconds = 0,
+    systemPrompt = "You are a test.",
+  ) =>
     createAgentRunner({
       streamIdleTimeoutSeconds,
       threadId: "cli:local:ctx",
       store,
       model: faux.getModel(),
       apiKey: "faux",
-      systemPrompt: "You are a test.",
+      systemPrompt,
       tools: [dumpTool],
       maxToolRounds: 100,
       maxRetries: 0,
@@ -293,6 +297,23 @@ describe("context engine in the runner (faux provider)", () => {
     // Usage of the removed replies and of the summary request survives the restart.
     expect(runner.stats().totals.requests).toBe(6); // 5 answers + 1 summary
     expect(again.stats().totals).toEqual(runner.stats().totals);
+  });
+
+  it("leaves room for later turns after a compaction, even with a long system prompt", async () => {
+    // A system prompt of about half the threshold, as guppy's is with a small local model.
+    const system = `You are a test. ${"rule ".repeat(1_500)}`;
+    const fixed = counter.system(system) + counter.tools([dumpTool]);
+    expect(fixed).toBeGreaterThan(budget.compactAt * 0.4);
+    main = (_ctx, n) => fauxAssistantMessage(`answer ${n}`);
+    const runner = makeRunner(3_000, 0, system);
+    for (let i = 0; i < 12; i++) await runner.prompt({ text: `question ${i} ${"x ".repeat(250)}` });
+    const summaries = seen.filter((s) => s.summary).length;
+    // Each turn adds ~270 tokens; kept at half the threshold, every turn was compacted again.
+    expect(summaries).toBeGreaterThan(0);
+    expect(summaries).toBeLessThanOrEqual(4);
+    for (const s of seen.filter((x) => !x.summary)) {
+      expect(requestTokens(s.context)).toBeLessThanOrEqual(budget.input);
+    }
   });
 
   it("Ctrl+C during /compact stops it without dropping anything", async () => {
