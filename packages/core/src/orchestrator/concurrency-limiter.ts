@@ -8,6 +8,12 @@
  */
 export interface ConcurrencyLimiter {
   acquire(rank?: number): Promise<void>;
+  /**
+   * Takes a slot at once when `acquire` would resolve at once (one is free and nobody waits):
+   * true; else false, and nothing changes. Lets a caller tell a request that waits from one that
+   * does not.
+   */
+  tryAcquire(): boolean;
   release(): void;
   readonly active: number;
   readonly waiting: number;
@@ -24,9 +30,10 @@ export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
   let head = 0;
   /** Ranked waiters, a binary min-heap by rank (empty but for a replay). */
   const ranked: Ranked[] = [];
+  const free = () => active < limit && head === waiters.length && ranked.length === 0;
   return {
     acquire(rank) {
-      if (active < limit && head === waiters.length && ranked.length === 0) {
+      if (free()) {
         active++;
         return Promise.resolve();
       }
@@ -34,6 +41,11 @@ export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
         if (rank === undefined) waiters.push(resolve);
         else pushRanked(ranked, { rank, resolve });
       });
+    },
+    tryAcquire() {
+      if (!free()) return false;
+      active++;
+      return true;
     },
     release() {
       if (ranked.length > 0) {

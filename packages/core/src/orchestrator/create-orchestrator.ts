@@ -74,8 +74,14 @@ interface QueuedPrompt {
 interface Actor {
   threadId: string;
   queue: QueuedPrompt[];
-  /** The prompt being run or waiting for a concurrency slot. */
+  /** The prompt taken off the queue: waiting for its attachments or a concurrency slot, or run. */
   current?: QueuedPrompt;
+  /**
+   * Set while `current` waits — for its attachments, or for a slot the limiter had none free for —
+   * so it counts among the thread's queued prompts. Not while it has its slot and is about to run
+   * (the same turn, or once a new thread's files are open).
+   */
+  currentWaits?: boolean;
   runner?: AgentRunner;
   running: boolean;
   drain?: Promise<void>;
@@ -97,7 +103,7 @@ interface Actor {
 const MAX_SAVED_STATUSES = 65_536;
 
 const busyText = (queued: number) =>
-  `This thread already has ${queued} messages waiting for an answer, so this one was not queued; please send it again in a moment.`;
+  `This thread already has ${queued} ${queued === 1 ? "message" : "messages"} waiting for an answer, so this one was not queued; please send it again in a moment.`;
 
 /**
  * The single front door (seed 002): one virtual actor per thread, activated on demand,
@@ -224,17 +230,17 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   };
 
   /**
+   * The thread's prompts accepted and not running yet: queued, and the one taken off the queue
+   * while it waits for its attachments or a slot (not once it has its slot: a burst sent to an
+   * idle thread in one turn has its first prompt about to run, not waiting). What the queue
+   * depth, a busy answer and `status().queued` count.
+   */
+  const waitingPrompts = (actor: Actor) => actor.queue.length + (actor.currentWaits ? 1 : 0);
+
+  /**
    * Something of the thread runs or waits: a run, a prompt waiting for its slot or queued, a
    * /compact. Such an actor is not deactivated, renamed or given an idle timeout.
    */
-  /**
-   * The thread's prompts accepted and not running yet: queued, and the one taken off the queue
-   * that waits for its slot or its attachments. What the queue depth, a busy answer and
-   * `status().queued` count.
-   */
-  const waitingPrompts = (actor: Actor) =>
-    actor.queue.length + (actor.current !== undefined && !actor.running ? 1 : 0);
-
   const occupied = (actor: Actor) =>
     actor.running ||
     actor.current !== undefined ||
@@ -342,7 +348,9 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       actor.current = item;
       // Its attachments are still being fetched: it waits for them in its place, without a slot.
       if (item.content) {
+        actor.currentWaits = true;
         const ready = await Promise.race([item.content.catch(() => undefined), stopped]);
+        actor.currentWaits = false;
         if (stopping) {
           // Not started: it stays accepted in the inbox (with its saved text) for the next start.
           actor.current = undefined;
@@ -353,8 +361,12 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         if (ready) item.ready = ready;
       }
       // The place in the FIFO is taken at once; a new thread's files are created meanwhile.
-      if (actor.runner) await limiter.acquire(item.rank);
-      else await Promise.all([limiter.acquire(item.rank), openFiles(actor.threadId)]);
+      const slot = limiter.tryAcquire() ? undefined : waitForSlot(actor, item);
+      if (actor.runner) await slot;
+      else {
+        const files = openFiles(actor.threadId);
+        await (slot ? Promise.all([slot, files]) : files);
+      }
       try {
         if (stopping) {
           // Not started: it stays accepted in the inbox and runs after the next start.
@@ -374,6 +386,14 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         limiter.release();
       }
     }
+  }
+
+  /** A slot for the actor's current prompt when none was free: it counts as waiting until then. */
+  function waitForSlot(actor: Actor, item: QueuedPrompt): Promise<void> {
+    actor.currentWaits = true;
+    return limiter.acquire(item.rank).then(() => {
+      actor.currentWaits = false;
+    });
   }
 
   async function runItem(actor: Actor, item: QueuedPrompt): Promise<void> {
@@ -602,9 +622,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     const snap = runner ? snapshot(runner.stats()) : (actor?.snapshot ?? saved);
     const lastActivity = actor ? new Date(actor.lastActivity).toISOString() : saved?.lastActivity;
     const queued = actor ? waitingPrompts(actor) : 0;
+    // A prompt that has its slot runs from then on (its files may still be opening).
+    const running = actor?.running || (actor?.current !== undefined && !actor.currentWaits);
     return {
       threadId: actor?.threadId ?? threadId,
-      state: actor?.running ? "running" : queued > 0 ? "waiting" : runner ? "idle" : "inactive",
+      state: running ? "running" : queued > 0 ? "waiting" : runner ? "idle" : "inactive",
       queued,
       ...(lastActivity ? { lastActivity } : {}),
       // provider/model-id either way, as configured: a loaded thread gave the bare id.

@@ -32,14 +32,15 @@ export type CompactResult = { status: "compacted"; report: string } | { status: 
 export interface ThreadStatus extends ThreadFigures {
   threadId: string;
   /**
-   * running: a run is under way; waiting: none is, and prompts wait (for a concurrency slot, their
+   * running: a run is under way (from when its prompt has a concurrency slot); waiting: none is,
+   * and prompts wait (for a concurrency slot, their
    * attachments or a /compact); idle: agent loaded, nothing runs or waits; inactive: no agent
    * loaded, nothing waits.
    */
   state: "inactive" | "idle" | "waiting" | "running";
   /**
    * Prompts accepted and not running yet (queued behind the run, or waiting for a slot or their
-   * attachments): what GUPPY_QUEUE_DEPTH bounds, as a "busy" answer's `queued` counts them.
+   * attachments; not one that has its slot): what GUPPY_QUEUE_DEPTH bounds, as a "busy" answer's `queued` counts them.
    */
   queued: number;
   /** ISO time of the last message or run end. */

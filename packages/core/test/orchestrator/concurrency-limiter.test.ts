@@ -33,6 +33,25 @@ describe("concurrency limiter", () => {
     expect(limiter.waiting).toBe(0);
   });
 
+  it("takes a slot synchronously only when acquire would resolve at once", async () => {
+    const { limiter, served, ask } = setup(2);
+    expect(limiter.tryAcquire()).toBe(true);
+    void ask("second");
+    await settle();
+    expect(served).toEqual(["second"]);
+    expect(limiter.tryAcquire()).toBe(false);
+    void ask("waits");
+    expect(limiter.active).toBe(2);
+    expect(limiter.waiting).toBe(1);
+    limiter.release();
+    await settle();
+    expect(served).toEqual(["second", "waits"]);
+    // Nobody waits and a slot is free again: taken at once.
+    limiter.release();
+    expect(limiter.tryAcquire()).toBe(true);
+    expect(limiter.active).toBe(2);
+  });
+
   it("keeps the order of many ranks asked for in any order", async () => {
     const { limiter, served, ask } = setup(1);
     void ask("first");

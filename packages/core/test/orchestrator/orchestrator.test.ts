@@ -459,6 +459,41 @@ describe("orchestrator (faux provider)", () => {
     expect(o.status(id).queued).toBe(0);
   });
 
+  it.each([
+    ["an idle thread", true],
+    ["a new thread", false],
+  ])(
+    "queues a burst of two to %s in one turn with a queue depth of 1: the first has its slot, it does not wait",
+    async (_name, loaded) => {
+      const o = make({ queueDepth: 1 });
+      const starts: string[] = [];
+      o.subscribe((e: OrchestratorEvent) => {
+        if (e.type === "runner" && e.event.type === "run_start") starts.push(e.event.text);
+      });
+      await o.start();
+      const t = recordingHandle(`test:c:burst-${loaded ? "idle" : "new"}`);
+      const id = t.handle.threadId;
+      if (loaded) {
+        o.send(id, { type: "prompt", text: "warm up", thread: t.handle });
+        await until(() => o.status(id).state === "idle");
+      }
+      const done = t.finals().length;
+      // One getUpdates batch, handed over in one turn: a slot is free, so the first is not waiting.
+      const send = (text: string) => o.send(id, { type: "prompt", text, thread: t.handle });
+      expect(send("gate first")).toMatchObject({ status: "queued", position: 0 });
+      expect(send("second")).toMatchObject({ status: "queued", position: 1 });
+      // The status says so too: the first runs (its files may still be opening), one waits.
+      expect(o.status(id)).toMatchObject({ state: "running", queued: 1 });
+      // The depth holds behind it: one waits already.
+      expect(send("third")).toEqual({ status: "busy", queued: 1 });
+      expect(t.notices).toEqual([expect.stringContaining("already has 1 message waiting")]);
+      await gate.entered();
+      gate.open();
+      await until(() => t.finals().length === done + 2);
+      expect(starts.filter((r) => r !== "warm up")).toEqual(["gate first", "second"]);
+    },
+  );
+
   it("steers and aborts the running agent, bypassing the queue; queued prompts still run", async () => {
     const o = make();
     await o.start();
