@@ -4,7 +4,8 @@
  * thread cannot starve the others). A waiter that gives a rank — a prompt replayed at start, by
  * its place in the order accepted — goes before every waiter without one, lowest rank first: a
  * thread whose replayed prompt asks for its slot only after its previous prompt ran still gets it
- * before a later-accepted prompt of another thread that asked earlier.
+ * before a later-accepted prompt of another thread that asked earlier — and when its previous
+ * prompt held the slot, `keepFor` hands the slot straight on to it rather than to a waiter behind.
  */
 export interface ConcurrencyLimiter {
   acquire(rank?: number): Promise<void>;
@@ -15,6 +16,13 @@ export interface ConcurrencyLimiter {
    */
   tryAcquire(): boolean;
   release(): void;
+  /**
+   * In place of `release()`, for a holder whose next request has `rank`: when that request would
+   * be served first (no ranked waiter has a lower rank; ranked ones go before the rest), the holder
+   * keeps the slot for it and this returns true. Else false, and nothing changes: release it.
+   * Without this, the next request asks only after the slot went to a waiter behind it.
+   */
+  keepFor(rank: number): boolean;
   readonly active: number;
   readonly waiting: number;
 }
@@ -64,6 +72,9 @@ export function createConcurrencyLimiter(limit: number): ConcurrencyLimiter {
         return;
       }
       active = Math.max(0, active - 1);
+    },
+    keepFor(rank) {
+      return ranked.length === 0 || (ranked[0] as Ranked).rank > rank;
     },
     get active() {
       return active;

@@ -338,9 +338,13 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   };
 
   async function drain(actor: Actor): Promise<void> {
+    /** The previous prompt's slot, kept for the next one (a replayed prompt: see `keepSlot`). */
+    let kept = false;
     while (actor.queue.length > 0 && !stopping) {
       // A prompt sent while /compact runs waits for it: the runner does one thing at a time.
       if (actor.compacting) {
+        if (kept) limiter.release();
+        kept = false;
         await actor.compacting;
         continue;
       }
@@ -361,7 +365,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         if (ready) item.ready = ready;
       }
       // The place in the FIFO is taken at once; a new thread's files are created meanwhile.
-      const slot = limiter.tryAcquire() ? undefined : waitForSlot(actor, item);
+      const slot = kept || limiter.tryAcquire() ? undefined : waitForSlot(actor, item);
+      kept = false;
       if (actor.runner) await slot;
       else {
         const files = openFiles(actor.threadId);
@@ -383,10 +388,31 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         logger.error(`Actor ${actor.threadId} failed`, { error: String(error) });
       } finally {
         actor.current = undefined;
-        limiter.release();
+        kept = keepSlot(actor);
+        if (!kept) limiter.release();
       }
     }
+    if (kept) limiter.release();
   }
+
+  /**
+   * Whether the slot a prompt of the actor held goes straight on to its next one: a replayed
+   * prompt (ranked, with nothing to wait for first) that the limiter would serve before every
+   * waiter. Released first, the slot would go to a waiter behind it — another thread's later
+   * prompt, or a live one — before this one could ask (an actor asks only once its previous
+   * prompt ran), and replayed prompts would not run in the order accepted. A live prompt (no
+   * rank) costs one check.
+   */
+  const keepSlot = (actor: Actor): boolean => {
+    const next = actor.queue[0];
+    return (
+      next?.rank !== undefined &&
+      next.content === undefined &&
+      !stopping &&
+      actor.compacting === undefined &&
+      limiter.keepFor(next.rank)
+    );
+  };
 
   /** A slot for the actor's current prompt when none was free: it counts as waiting until then. */
   function waitForSlot(actor: Actor, item: QueuedPrompt): Promise<void> {
@@ -853,7 +879,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       // start in the order of their oldest unanswered prompt — not of their oldest line, which
       // may be a prompt answered at the shutdown (a run aborted when the grace ran out). An actor
       // asks for the slot of its next prompt only once the previous one ran: the rank (the
-      // prompt's place in that order) has the limiter serve them in that order all the same.
+      // prompt's place in that order) has the limiter serve them in that order all the same, and
+      // an actor whose next prompt comes first keeps its slot for it (`keepSlot`).
       const inMemory = new Map<string, QueuedPrompt>();
       for (const actor of actors.values()) {
         for (const q of actor.queue) inMemory.set(q.record.id, q);

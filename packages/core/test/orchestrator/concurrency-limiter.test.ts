@@ -52,6 +52,22 @@ describe("concurrency limiter", () => {
     expect(limiter.active).toBe(2);
   });
 
+  it("keeps a holder's slot for its next ranked request only when that would be served first", async () => {
+    const { limiter, served, ask } = setup(1);
+    expect(limiter.tryAcquire()).toBe(true);
+    void ask("live");
+    void ask("r5", 5);
+    await settle();
+    // r2 (the holder's next prompt) goes before r5 and the live one: it keeps the slot.
+    expect(limiter.keepFor(2)).toBe(true);
+    // r7 would not: the slot is released to r5 instead.
+    expect(limiter.keepFor(7)).toBe(false);
+    limiter.release();
+    await settle();
+    expect(served).toEqual(["r5"]);
+    expect(limiter.active).toBe(1);
+  });
+
   it("keeps the order of many ranks asked for in any order", async () => {
     const { limiter, served, ask } = setup(1);
     void ask("first");

@@ -744,6 +744,38 @@ describe("orchestrator (faux provider)", () => {
   });
 
   it.each([
+    ["another thread's later prompt and a live one", ["a1", "a2", "b1"]],
+    ["a live one", ["a1", "a2"]],
+  ])("replays two prompts of one thread in a row before %s", async (_name, accepted) => {
+    const first = make({ maxConcurrent: 1 });
+    await first.start();
+    const send = (o: RuntimeOrchestrator, text: string) =>
+      o.send(`test:c:${text.slice(0, 1)}`, { type: "prompt", text });
+    send(first, "x1 gate");
+    await gate.entered();
+    // a1 blocks at the gate after the restart, so that the live prompt comes while it runs.
+    for (const text of accepted) {
+      expect(send(first, text === "a1" ? "a1 gate" : text).status).toBe("queued");
+    }
+    await first.shutdown(20);
+    gate.reset();
+    const next = make({ maxConcurrent: 1 });
+    const starts: string[] = [];
+    next.subscribe((e: OrchestratorEvent) => {
+      if (e.type === "runner" && e.event.type === "run_start") starts.push(e.event.text);
+    });
+    await next.start();
+    await gate.entered();
+    // Sent while a1 runs: it asks for the slot before a2 does, and still goes after it.
+    expect(send(next, "live").status).toBe("queued");
+    gate.open();
+    await until(() => starts.length === accepted.length + 1);
+    // a1's slot goes straight to a2: released first, it went to b1 (or the live one) before a2
+    // asked for it.
+    expect(starts).toEqual(["a1 gate", ...accepted.slice(1), "live"]);
+  });
+
+  it.each([
     ["the inbox journal", (_dir: string) => join(home, INBOX_FILE)],
     ["a per-thread inbox of an earlier version", (dir: string) => join(dir, "inbox.jsonl")],
   ])(
