@@ -69,6 +69,12 @@ export interface Inbox {
    * (each record names its thread).
    */
   scan(): PendingPrompt[];
+  /**
+   * The threads with answered prompts or handled commands not cleared yet and nothing pending: at
+   * a start, those no actor will clear unless a message comes to them (see the orchestrator's
+   * `start`).
+   */
+  uncleared(): string[];
   /** Forgets the thread's answered prompts (call only when nothing of it is pending). */
   clear(threadId: string): void;
   /** Syncs what is written and closes the journal (shutdown). */
@@ -285,6 +291,13 @@ export function createInbox(options: {
       ];
     },
     scan: () => [...pendingInOrder.values()],
+    uncleared() {
+      const out: string[] = [];
+      for (const [threadId, t] of threads) {
+        if (t.ran.size > 0 && t.pending.size === 0) out.push(threadId);
+      }
+      return out;
+    },
     clear(threadId) {
       const t = threads.get(threadId);
       if (!t || t.ran.size === 0) return;

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import type { ImageContent } from "@mariozechner/pi-ai";
 import { describeCompaction } from "../context/describe-compaction.js";
 import { createInbox, type Inbox } from "../inbox/create-inbox.js";
@@ -10,7 +11,7 @@ import type { Store } from "../store/create-store.js";
 import type { LogEntry } from "../store/log-entry.js";
 import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
 import type { SavedThreadStatus, ThreadFigures } from "../store/thread-status-file.js";
-import { backfillMessage, interruptedRunMessage } from "./backfill.js";
+import { backfillMessage, interruptedRunMessage, readCursor } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
 import { createLogTail, type LogTail } from "./log-tail.js";
 import type {
@@ -126,6 +127,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   const counts = { accepted: 0, busy: 0, runs: 0, replayed: 0, reported: 0 };
   let started = false;
   let stopping = false;
+  /** Clears, at the idle timeout after `start`, the threads the journal holds ids for and no actor. */
+  let unusedTimer: NodeJS.Timeout | undefined;
   /** Resolves when `shutdown` begins: a prompt waiting for its content stops waiting then. */
   let stopNow: () => void = () => {};
   const stopped = new Promise<undefined>((resolve) => {
@@ -279,7 +282,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     actor.handle = undefined;
     actor.afterRun = undefined;
     actor.drain = undefined;
-    const saved = saveCursor(actor);
+    const saved = saveCursor(actor.threadId, actor.log);
     actor.log = undefined;
     // Every prompt in the inbox is done: the file has nothing left to replay. (Kept when the
     // cursor could not be saved: its prompt ids keep their log lines out of the next backfill.)
@@ -547,14 +550,48 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     }
   }
 
-  /** Writes the thread's log cursor past its runs' lines; false when that failed. */
-  function saveCursor(actor: Actor): boolean {
+  /**
+   * Writes the thread's log cursor past its runs' lines; false when that failed. With no log tail
+   * (no prompt of it ran since its actor was made: after a restart, or for a command alone), one
+   * is made when the inbox holds ids of the thread: after a killed process the saved cursor may
+   * be behind the log lines of prompts answered before, which the inbox keeps out of the
+   * backfill only until the thread is cleared. The cursor moves past those lines alone (not past
+   * a message another sender logged after them), and is not written when it does not move; one
+   * that stands at the log's end already (a clean shutdown saved it) costs a stat and its read.
+   */
+  function saveCursor(threadId: string, log: LogTail | undefined): boolean {
     try {
-      actor.log?.save();
+      if (log) log.save();
+      else if (inbox.promptIds(threadId).length > 0 && !cursorAtEnd(threadId)) {
+        logTail(threadId).save();
+      }
       return true;
     } catch (error) {
-      logger.warn(`Could not save the log cursor of ${actor.threadId}`, { error: String(error) });
+      logger.warn(`Could not save the log cursor of ${threadId}`, { error: String(error) });
       return false;
+    }
+  }
+
+  /** Whether the thread's saved log cursor stands at the end of its log.jsonl, or it has none. */
+  function cursorAtEnd(threadId: string): boolean {
+    const size = statSync(store.logFile(threadId), { throwIfNoEntry: false })?.size ?? 0;
+    return size === 0 || readCursor(store, threadId).offset === size;
+  }
+
+  /**
+   * The threads the journal held answered prompts or commands of at `start`, and nothing pending
+   * (`inbox.uncleared()`), an idle timeout later: one with an actor now is its actor's to clear
+   * when it goes idle; the others, which no message came to, are cleared as an idle actor would
+   * be — their cursor saved first (no runner loaded, no status written) — or their `ran` lines
+   * would be rewritten into the journal at every start and compaction for good.
+   */
+  function clearUnused(threadIds: readonly string[]): void {
+    for (const threadId of threadIds) {
+      if (stopping) return;
+      const key = keyOf(threadId);
+      if (key === undefined || actors.has(key)) continue;
+      if (saveCursor(threadId, undefined)) inbox.clear(threadId);
+      store.closeFiles(threadId);
     }
   }
 
@@ -919,12 +956,20 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       for (const actor of actors.values()) {
         if (actor.queue.length > 0) startDrain(actor);
       }
+      // A thread with ids in the journal (answered prompts, commands) and nothing to replay is
+      // cleared an idle timeout from now unless a message comes to it (its actor clears it then).
+      const unused = inbox.uncleared();
+      if (unused.length > 0) {
+        unusedTimer = setTimeout(() => clearUnused(unused), options.idleTimeoutMs);
+        unusedTimer.unref?.();
+      }
     },
 
     async shutdown(graceMs) {
       if (stopping) return;
       stopping = true;
       stopNow();
+      clearTimeout(unusedTimer);
       for (const actor of actors.values()) {
         if (actor.idleTimer) clearTimeout(actor.idleTimer);
         actor.idleTimer = undefined;
@@ -957,7 +1002,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         await drains();
       }
       for (const actor of actors.values()) {
-        saveCursor(actor);
+        if (actor.log) saveCursor(actor.threadId, actor.log);
         if (actor.runner) {
           actor.snapshot = snapshot(actor.runner.stats());
           saveStatus(actor);

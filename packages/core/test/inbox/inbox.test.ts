@@ -168,6 +168,24 @@ describe("inbox journal", () => {
     expect(journal()).toBe("");
   });
 
+  it("lists the threads with ids not cleared yet and nothing pending, also after a reopen", () => {
+    const inbox = make();
+    const a = inbox.accept("test:c:a", { text: "answered" }).record;
+    inbox.done("test:c:a", a.id, "stop");
+    inbox.handled("test:c:b", "stop-1");
+    const c = inbox.accept("test:c:c", { text: "answered" }).record;
+    inbox.done("test:c:c", c.id, "stop");
+    inbox.accept("test:c:c", { text: "pending" });
+    inbox.accept("test:c:d", { text: "pending" });
+    const e = inbox.accept("test:c:e", { text: "answered" }).record;
+    inbox.done("test:c:e", e.id, "stop");
+    inbox.clear("test:c:e");
+    // c has a prompt to replay (its actor clears it), d nothing answered, e is cleared.
+    expect(inbox.uncleared()).toEqual(["test:c:a", "test:c:b"]);
+    inbox.close();
+    expect(make().uncleared()).toEqual(["test:c:a", "test:c:b"]);
+  });
+
   it("compacts past its threshold to the pending prompts and the uncleared answered ids", () => {
     const inbox = make(2_000);
     let pending = inbox.accept("test:c:keep", { text: "still waiting" }).record;

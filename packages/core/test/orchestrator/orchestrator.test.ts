@@ -1030,6 +1030,74 @@ describe("orchestrator (faux provider)", () => {
     expect(next.send(id, abort("a2"))).toMatchObject({ status: "dropped" });
   });
 
+  it("clears the command ids of a thread no message comes to after a restart, an idle timeout after the start", async () => {
+    const id = "test:c:unused";
+    const abort = (messageId: string) => ({ type: "abort", messageId }) as const;
+    const journal = () => readFileSync(join(home, INBOX_FILE), "utf8");
+    const o = make();
+    await o.start();
+    for (const messageId of ["a1", "a2", "a3"]) {
+      expect(o.send(id, abort(messageId))).toMatchObject({ status: "dropped" });
+    }
+    // Shut down before the idle timeout: nothing cleared them.
+    await o.shutdown(0);
+    expect(journal().match(/"t":"ran"/g)).toHaveLength(3);
+    const next = make({ idleTimeoutMs: 40 });
+    await next.start();
+    // Within the idle timeout a message delivered again is still known (and makes no actor) ...
+    expect(next.send(id, abort("a2"))).toEqual({ status: "duplicate" });
+    expect(next.counters().activeActors).toBe(0);
+    // ... and then the thread is cleared like an idle one, though it never had an actor.
+    await until(() => journal().includes('"t":"cleared"'));
+    expect(next.counters().activeActors).toBe(0);
+    await next.shutdown(0);
+    // The next start's compaction leaves nothing of them; no file of the thread was made.
+    const third = make({ idleTimeoutMs: 40 });
+    await third.start();
+    expect(journal()).not.toContain('"t":"ran"');
+    expect(existsSync(store.threadDir(id))).toBe(false);
+  });
+
+  it.each([
+    ["no message comes to it", false],
+    ["only a command comes to it", true],
+  ])(
+    "clears a thread after a killed process only with its cursor past its answered prompts, when %s",
+    async (_name, command) => {
+      const id = "test:c:killed";
+      const at = new Date().toISOString();
+      // Killed after answering m-1: its journal lines and log entries are there, its cursor not.
+      writeFileSync(
+        join(home, INBOX_FILE),
+        [
+          { t: "accepted", id: "in-k", threadId: id, at, text: "first", messageId: "m-1" },
+          { t: "done", id: "in-k", at, outcome: "stop" },
+        ]
+          .map((l) => `${JSON.stringify(l)}\n`)
+          .join(""),
+      );
+      const entry = { date: at, userId: "ann", userName: "ann" };
+      store.appendLog(id, { ...entry, messageId: "m-1", text: "first", isBot: false });
+      store.appendLog(id, { ...entry, messageId: "r-1", text: "re: first", isBot: true });
+      store.closeFiles(id);
+      const o = make({ idleTimeoutMs: 40 });
+      const backfilled: number[] = [];
+      o.subscribe((e: OrchestratorEvent) => {
+        if (e.type === "backfilled") backfilled.push(e.count);
+      });
+      await o.start();
+      if (command) expect(o.send(id, { type: "abort", messageId: "s-1" }).status).toBe("dropped");
+      await until(() => readFileSync(join(home, INBOX_FILE), "utf8").includes('"t":"cleared"'));
+      await until(() => o.counters().activeActors === 0);
+      // The next prompt's run does not take the answered m-1 for a message posted meanwhile.
+      const t = recordingHandle(id);
+      o.send(id, { type: "prompt", text: "second", messageId: "m-2", thread: t.handle });
+      await until(() => t.finals().length === 1);
+      expect(backfilled).toEqual([]);
+      expect(JSON.stringify(store.loadContext(id))).not.toContain("while I was not running");
+    },
+  );
+
   it("does not compact twice for a /compact delivered again, also after a restart", async () => {
     const { o, id } = await threadWithHistory("compact-again");
     expect(await reportOf(o.compact(id, "c1"))).toMatch(/^Compacted:/);
