@@ -127,6 +127,7 @@ export {
   type ExecResult,
   type Sandbox,
 } from "./sandbox/host-sandbox.js";
+export type { OutputOverflow, SpilledFile } from "./sandbox/output-capture.js";
 export { killProcessTree } from "./sandbox/process-tree.js";
 export {
   killLeftoverTrees,

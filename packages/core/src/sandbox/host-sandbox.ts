@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { identityPath, type PathTranslator } from "../prompt/path-translation.js";
+import { createOutputCapture, type OutputOverflow } from "./output-capture.js";
 import { killProcessTree } from "./process-tree.js";
 import { trackTree, untrackTree } from "./running-trees.js";
 import { toolEnv } from "./tool-env.js";
@@ -13,21 +14,31 @@ export interface ExecOptions {
   signal?: AbortSignal;
   /** Combined stdout+stderr chunks as they arrive. */
   onOutput?: (chunk: string) => void;
-  /** Bytes of output kept in memory; the rest is counted and dropped. Default 10 MB. */
+  /**
+   * Bytes of output kept in memory (default 10 MiB). A longer output keeps its first and last
+   * half of them, and goes whole to the `spillTo` file as it comes.
+   */
   maxBufferBytes?: number;
+  /** The file an output longer than `maxBufferBytes` is saved to (called only then). */
+  spillTo?: () => string;
+  /**
+   * Most bytes of such an output's start the file holds (default 1 GiB); past it, only its end
+   * (the last half of `maxBufferBytes`) follows, after a line saying how much was left out.
+   */
+  maxSpillBytes?: number;
   /** The command's environment (default: guppy's), always without the secrets of tool-env.ts. */
   env?: NodeJS.ProcessEnv;
 }
 
 export interface ExecResult {
-  /** Combined stdout and stderr in arrival order. */
+  /** Combined stdout and stderr in arrival order: all of it, or its head (see `overflow`). */
   output: string;
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   aborted: boolean;
-  /** Bytes beyond maxBufferBytes that were not kept. */
-  droppedBytes: number;
+  /** Set when the output passed `maxBufferBytes`: its tail, its size and where it was saved. */
+  overflow?: OutputOverflow;
 }
 
 /** Where and how commands run: the host directly (Docker later behind the same shape). */
@@ -42,6 +53,13 @@ export interface Sandbox {
 }
 
 const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
+
+const DEFAULT_MAX_BUFFER_BYTES = 10 * 1024 * 1024;
+/**
+ * A command that prints without end (the timeout can be 24 h) must not fill the disk the store
+ * needs; a build log or a test run stays far below this and is saved whole.
+ */
+const DEFAULT_MAX_SPILL_BYTES = 1024 * 1024 * 1024;
 
 /** The longest a Node timer waits (2^31 − 1 ms, ~24.8 days); a longer one fires at once. */
 export const MAX_EXEC_TIMEOUT_MS = 2 ** 31 - 1;
@@ -71,11 +89,12 @@ function execOnHost(
       new RangeError(`timeoutMs ${timeoutMs} is out of range: 1 to ${MAX_EXEC_TIMEOUT_MS}.`),
     );
   }
-  const maxBuffer = options.maxBufferBytes ?? 10 * 1024 * 1024;
+  const capture = createOutputCapture({
+    memoryBytes: options.maxBufferBytes ?? DEFAULT_MAX_BUFFER_BYTES,
+    maxFileBytes: options.maxSpillBytes ?? DEFAULT_MAX_SPILL_BYTES,
+    ...(options.spillTo ? { spillTo: options.spillTo } : {}),
+  });
   return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let droppedBytes = 0;
     let timedOut = false;
     let aborted = false;
     let settled = false;
@@ -97,15 +116,7 @@ function execOnHost(
 
     const onData = (data: Buffer) => {
       options.onOutput?.(data.toString("utf8"));
-      if (kept + data.length <= maxBuffer) {
-        chunks.push(data);
-        kept += data.length;
-      } else {
-        const room = Math.max(0, maxBuffer - kept);
-        if (room > 0) chunks.push(data.subarray(0, room));
-        kept += room;
-        droppedBytes += data.length - room;
-      }
+      capture.push(data);
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
@@ -137,17 +148,18 @@ function execOnHost(
       // process on purpose: that one is not guppy's to kill any more.)
       if (timedOut || aborted) kill(untrack);
       else untrack();
+      const { text, overflow } = capture.finish();
       resolve({
-        output: Buffer.concat(chunks).toString("utf8"),
+        output: text,
         exitCode,
         signal,
         timedOut,
         aborted,
-        droppedBytes,
+        ...(overflow ? { overflow } : {}),
       });
     };
     child.on("error", (error) => {
-      chunks.push(Buffer.from(`${error.message}\n`));
+      capture.push(Buffer.from(`${error.message}\n`));
       finish(127, null);
     });
     child.on("close", (code, signal) => finish(code, signal));
@@ -158,7 +170,7 @@ function execOnHost(
       setTimeout(() => {
         if (settled) return;
         if (!timedOut && !aborted) {
-          chunks.push(
+          capture.push(
             Buffer.from("\n[background processes still hold the output; not waiting for them]\n"),
           );
         }

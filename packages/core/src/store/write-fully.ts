@@ -27,17 +27,21 @@ export function setWriteSync(next: WriteSync): WriteSync {
 type PartialWriteError = Error & { written?: number };
 
 /**
- * Writes all of `text` (UTF-8) at `position` (null: the file's offset, or its end when opened for
- * append) and returns its length in bytes. A write that takes only part (a nearly full disk) is
- * continued with the rest, so a full disk shows as the error it is (ENOSPC) instead of a shorter
- * file; the thrown error's `written` says how many bytes got out first. One write(2) when all
- * goes well.
+ * Writes all of `data` (a string as UTF-8) at `position` (null: the file's offset, or its end
+ * when opened for append) and returns its length in bytes. A write that takes only part (a
+ * nearly full disk) is continued with the rest, so a full disk shows as the error it is (ENOSPC)
+ * instead of a shorter file; the thrown error's `written` says how many bytes got out first.
+ * One write(2) when all goes well.
  */
-export function writeFully(fd: number, text: string, position: number | null = null): number {
-  const first = write(fd, text, position);
-  const total = Buffer.byteLength(text, "utf8");
+export function writeFully(
+  fd: number,
+  data: string | Uint8Array,
+  position: number | null = null,
+): number {
+  const first = write(fd, data, position);
+  const total = typeof data === "string" ? Buffer.byteLength(data, "utf8") : data.byteLength;
   if (first === total) return total;
-  const bytes = Buffer.from(text, "utf8");
+  const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   let done = first;
   try {
     while (done < total) {

@@ -1,9 +1,10 @@
 import { mkdirSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
-import { spillOutput } from "../artifacts/spill-output.js";
+import { artifactPath, spillOutput } from "../artifacts/spill-output.js";
 import { trimTrailingNewlines } from "../text/trailing-newlines.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "./bash-timeout.js";
+import { overflowExcerpt } from "./overflow-excerpt.js";
 import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
 
@@ -63,17 +64,17 @@ export function createBashTool(ctx: ToolContext): AgentTool<typeof parameters, B
               onUpdate(textResult(streamed, { exitCode: null, timedOut: false }));
             }
           : undefined,
+        // An output too long for memory goes to its file as it comes, from its start.
+        spillTo: () => artifactPath(ctx.artifactsDir(), "bash"),
       });
-      let output = result.output;
-      if (result.droppedBytes > 0) {
-        output += `\n[${result.droppedBytes} more bytes of output were not kept]`;
-      }
-      const spilled = spillOutput({
-        text: output,
-        maxChars: ctx.toolResultMaxChars,
-        dir: ctx.artifactsDir(),
-        label: "bash",
-      });
+      const spilled = result.overflow
+        ? overflowExcerpt(result.output, result.overflow, ctx.toolResultMaxChars)
+        : spillOutput({
+            text: result.output,
+            maxChars: ctx.toolResultMaxChars,
+            dir: ctx.artifactsDir(),
+            label: "bash",
+          });
       const details: BashDetails = {
         exitCode: result.exitCode,
         timedOut: result.timedOut,

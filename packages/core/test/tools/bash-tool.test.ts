@@ -1,13 +1,40 @@
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { settingsSchema } from "../../src/config/settings-schema.js";
-import { createHostSandbox } from "../../src/sandbox/host-sandbox.js";
+import { createHostSandbox, type ExecOptions } from "../../src/sandbox/host-sandbox.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../../src/tools/bash-timeout.js";
 import { createBashTool } from "../../src/tools/bash-tool.js";
+import { fakeFullDisk } from "../helpers/full-disk.js";
 import { waitDead } from "../helpers/process-state.js";
 import { resultText, toolFixture } from "./tool-fixture.js";
+
+/** The host sandbox with smaller bounds than its 10 MiB in memory and 1 GiB on disk. */
+function smallSandbox(bounds: Pick<ExecOptions, "maxBufferBytes" | "maxSpillBytes">) {
+  const host = createHostSandbox();
+  return {
+    ...host,
+    exec: (command: string, o: ExecOptions) => host.exec(command, { ...o, ...bounds }),
+  };
+}
+
+/** What `seq 1 n` prints. */
+function seqText(n: number): string {
+  let text = "";
+  for (let i = 1; i <= n; i++) text += `${i}\n`;
+  return text;
+}
+
+/** The message of the tool error `call` rejects with. */
+async function failure(call: Promise<unknown>): Promise<string> {
+  try {
+    await call;
+  } catch (error) {
+    return (error as Error).message;
+  }
+  throw new Error("the call did not fail");
+}
 
 describe("bash tool", () => {
   let fx = toolFixture();
@@ -86,6 +113,96 @@ describe("bash tool", () => {
     expect(text).toContain(path!);
     const full = readFileSync(path!, "utf8");
     expect(full.split("\n").filter(Boolean)).toHaveLength(20000);
+    // A last newline does not start another line (as `read` counts them).
+    expect(text).toContain(`(${full.length} chars, 20000 lines) is saved at ${path}`);
+  });
+
+  it("keeps the real end of an output longer than memory, and saves every line of it", async () => {
+    const bash = createBashTool({ ...fx.ctx, sandbox: smallSandbox({ maxBufferBytes: 65536 }) });
+    const message = await failure(
+      bash.execute("1", {
+        command: 'seq 1 200000; echo "BUILD FAILED: missing symbol foo"; exit 2',
+      }),
+    );
+    const expected = `${seqText(200000)}BUILD FAILED: missing symbol foo\n`;
+    expect(message.length).toBeLessThan(11_000);
+    expect(message).toMatch(/^1\n2\n3\n/);
+    expect(message).toMatch(/199999\n200000\nBUILD FAILED: missing symbol foo\n\n\[exit code 2\]$/);
+    const path = /saved at (\S+);/.exec(message)?.[1];
+    expect(path).toBeDefined();
+    expect(message).toContain(`The full output (${expected.length} bytes, 200001 lines)`);
+    expect(readdirSync(fx.artifacts)).toHaveLength(1);
+    const saved = readFileSync(path!, "utf8");
+    const lines = saved.split("\n");
+    expect(lines).toHaveLength(200002); // the last newline leaves one empty piece
+    expect(lines[0]).toBe("1");
+    expect(lines[99_999]).toBe("100000");
+    expect(lines[199_999]).toBe("200000");
+    expect(lines[200_000]).toBe("BUILD FAILED: missing symbol foo");
+    expect(saved).toBe(expected);
+  });
+
+  it("caps the saved file at its head and tail and says so exactly", async () => {
+    const bash = createBashTool({
+      ...fx.ctx,
+      sandbox: smallSandbox({ maxBufferBytes: 65536, maxSpillBytes: 262144 }),
+    });
+    const r = await bash.execute("1", { command: "seq 1 200000; echo the end" });
+    const text = resultText(r);
+    const path = r.details.fullOutputPath!;
+    const expected = `${seqText(200000)}the end\n`;
+    expect(text).toMatch(/199999\n200000\nthe end\n\n\[exit code 0\]$/);
+    expect(text).toContain(
+      `The output (${expected.length} bytes, 200001 lines) was too long to save whole: ${path} holds its first 262144 bytes, then a line saying how many bytes were left out, then its last 32768 bytes;`,
+    );
+    const saved = readFileSync(path, "utf8");
+    const left = expected.length - 262144 - 32768;
+    expect(saved).toBe(
+      `${expected.slice(0, 262144)}\n[... ${left} bytes of output were not saved here ...]\n${expected.slice(-32768)}`,
+    );
+  });
+
+  it("reports an output file it could not write instead of failing the tool", async () => {
+    const missing = join(fx.root, "no-such-dir");
+    const bash = createBashTool({
+      ...fx.ctx,
+      artifactsDir: () => missing,
+      toolResultMaxChars: 1000,
+    });
+    // Kept in memory, saved after the run.
+    const r = await bash.execute("1", { command: "seq 1 20000" });
+    expect(resultText(r)).toMatch(
+      /The full output \(\d+ chars, 20000 lines\) could not be saved: ENOENT/,
+    );
+    expect(resultText(r)).toMatch(/19999\n20000\n\n\[exit code 0\]$/);
+    expect(r.details.fullOutputPath).toBeUndefined();
+    // Too long for memory: saved as it comes.
+    const big = await createBashTool({
+      ...fx.ctx,
+      artifactsDir: () => missing,
+      sandbox: smallSandbox({ maxBufferBytes: 65536 }),
+    }).execute("2", { command: "seq 1 200000" });
+    expect(resultText(big)).toMatch(/\(\d+ bytes, 200000 lines\) could not be saved: ENOENT/);
+    expect(resultText(big)).toMatch(/199999\n200000\n\n\[exit code 0\]$/);
+  });
+
+  it("removes an output file the disk filled up under, and says why nothing was saved", async () => {
+    const disk = fakeFullDisk();
+    disk.free = 200_000;
+    disk.chunk = 4096;
+    try {
+      const bash = createBashTool({ ...fx.ctx, sandbox: smallSandbox({ maxBufferBytes: 65536 }) });
+      const r = await bash.execute("1", { command: "seq 1 200000" });
+      const text = resultText(r);
+      expect(text).toMatch(
+        /\(\d+ bytes, 200000 lines\) could not be saved: ENOSPC: no space left on device, write\./,
+      );
+      expect(text).toMatch(/199999\n200000\n\n\[exit code 0\]$/);
+      expect(r.details.fullOutputPath).toBeUndefined();
+      expect(readdirSync(fx.artifacts)).toEqual([]);
+    } finally {
+      disk.restore();
+    }
   });
 
   it("refuses a timeout_seconds past the maximum instead of a run killed at once", async () => {
