@@ -141,7 +141,11 @@ export {
   parseSkillFile,
   type SkillFrontmatter,
 } from "./skills/parse-skill-file.js";
+export { writeFileAtomic } from "./store/atomic-write.js";
 export { createStore, type Store } from "./store/create-store.js";
+export { endsTorn, serializeJsonl, syncDirectory } from "./store/durable-append.js";
+export { fileWriteError } from "./store/file-write-error.js";
+export { readJsonl } from "./store/jsonl.js";
 export type { LogEntry } from "./store/log-entry.js";
 export {
   canonicalThreadId,
@@ -150,6 +154,7 @@ export {
   type ThreadRef,
 } from "./store/thread-id.js";
 export type { SavedThreadStatus } from "./store/thread-status-file.js";
+export { appendFully, appendWasUndone } from "./store/write-fully.js";
 export { trimTrailingNewlines } from "./text/trailing-newlines.js";
 export { createCoreTools } from "./tools/create-tools.js";
 export type { ToolContext } from "./tools/tool-context.js";

@@ -706,7 +706,9 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
   const orchestrator: RuntimeOrchestrator = {
     send(spelling: string, message: ActorMessage): SendResult {
       try {
-        if (stopping) return { status: "refused", reason: "guppy is shutting down" };
+        if (stopping) {
+          return { status: "refused", reason: "guppy is shutting down", shuttingDown: true };
+        }
         // A channel's message id is checked against the thread's recent ones (none: no cost).
         const checked = message.messageId;
         const fresh =

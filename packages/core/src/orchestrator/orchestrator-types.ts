@@ -20,7 +20,11 @@ export type SendResult =
   | { status: "duplicate" }
   | { status: "delivered" }
   | { status: "dropped"; reason: string }
-  | { status: "refused"; reason: string };
+  /**
+   * Not accepted. `shuttingDown`: because guppy is shutting down — a channel that keeps the
+   * message on disk until it is accepted hands it over again after the restart.
+   */
+  | { status: "refused"; reason: string; shuttingDown?: true };
 
 /** What `/new` did: archived the context (its path, when there was one), or nothing (a duplicate). */
 export type ResetResult = { status: "reset"; archived?: string } | { status: "duplicate" };

@@ -6,7 +6,10 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe("album order (the part the Bot API tests cannot reach)", () => {
   it("lets a message go when an album part is never handled, and keeps nothing after", async () => {
     const warnings: string[] = [];
-    const order = createAlbumOrder({ warn: (message) => warnings.push(message) }, 100);
+    const order = createAlbumOrder(
+      { warn: (message) => warnings.push(message) },
+      { timeoutMs: 100 },
+    );
     const delivered: string[] = [];
     order.notePart(1, "chat-a", "album", 10);
     order.notePart(2, "chat-a", "album", 11);
@@ -23,5 +26,30 @@ describe("album order (the part the Bot API tests cannot reach)", () => {
     expect(warnings).toHaveLength(1);
     // The album and the held messages are gone: the thread's next message goes at once.
     expect(order.hold("chat-a", 15, async () => {})).toBe(false);
+  });
+
+  it("says an album is handed over once all its parts were handled; a stop leaves the rest, and what waits behind it", async () => {
+    const handed: number[][] = [];
+    const order = createAlbumOrder(
+      { warn: () => {} },
+      { handedOver: (updateIds) => void handed.push(updateIds) },
+    );
+    const delivered: string[] = [];
+    order.notePart(1, "chat-a", "album-a", 10);
+    order.notePart(2, "chat-a", "album-a", 11);
+    order.notePart(3, "chat-b", "album-b", 20);
+    order.notePart(4, "chat-b", "album-b", 21);
+    // Album a handled (a part that failed counts: it would fail again); part 4 still with the
+    // polling loop when polling stops.
+    order.handling(1, pause(20));
+    order.handling(2, Promise.reject(new Error("unreadable part")));
+    order.handling(3, Promise.resolve());
+    expect(order.hold("chat-a", 12, async () => void delivered.push("a text"))).toBe(true);
+    expect(order.hold("chat-b", 22, async () => void delivered.push("b text"))).toBe(true);
+    expect(order.hold("chat-b", 23, async () => void delivered.push("b next"))).toBe(true);
+    await order.release();
+    expect(handed).toEqual([[1, 2]]);
+    // Album b goes at the next start, and the messages behind it after it.
+    expect(delivered).toEqual(["a text"]);
   });
 });

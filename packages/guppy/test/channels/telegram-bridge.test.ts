@@ -1,4 +1,15 @@
-import { readdirSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { createLineLogger } from "@guppy/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -53,7 +64,11 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
   afterAll(async () => {
     await llm.stop();
   });
+  /** What a test started on top of `start`'s (a restart): stopped first. */
+  let extra: Array<() => Promise<void>> = [];
   afterEach(async () => {
+    for (const stop of extra.reverse()) await stop();
+    extra = [];
     await runtime?.orchestrator.shutdown(0);
     await channel?.stop();
     await runtime?.stop();
@@ -76,6 +91,41 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     channel = createTelegramChannel({ editIntervalMs: 50, pollTimeoutSeconds: 1 });
     await channel.start({ ...runtime.context, logger });
   }
+
+  /**
+   * guppy serve run again on `home` (a restart, or the disk a crash left): a new runtime and
+   * Telegram channel, against a new Bot API with nothing to deliver (Telegram confirmed it all).
+   */
+  async function restart(home: string) {
+    const nextApi = await startFakeBotApi();
+    const env = {
+      TELEGRAM_BOT_TOKEN: nextApi.token,
+      GUPPY_TELEGRAM_API_URL: nextApi.apiUrl,
+      GUPPY_ACCESS_POLICY: "open",
+    };
+    const nextRuntime = await startRuntime(llm, env, home);
+    const nextChannel = createTelegramChannel({ editIntervalMs: 50, pollTimeoutSeconds: 1 });
+    extra.push(async () => {
+      await nextRuntime.orchestrator.shutdown(0);
+      await nextChannel.stop();
+      await nextRuntime.stop();
+      await nextApi.stop();
+    });
+    const logger = createLineLogger({ level: "warn", write: (line) => logged.push(line) });
+    await nextChannel.start({ ...nextRuntime.context, logger });
+    return { api: nextApi, runtime: nextRuntime };
+  }
+
+  /** guppy serve's shutdown: the orchestrator first (it refuses prompts at once), then the channel. */
+  async function serveShutdown() {
+    const drained = runtime.orchestrator.shutdown(1000);
+    await channel.stop(drained);
+    await drained;
+  }
+
+  const heldFile = (home: string) => join(home, "telegram", "held-updates.jsonl");
+  const readHeld = (home: string) =>
+    existsSync(heldFile(home)) ? readFileSync(heldFile(home), "utf8") : "";
 
   /** The prompts the LLM was asked about since request `from`. */
   const prompts = (from = 0) => llm.requests().slice(from).map(promptOf);
@@ -393,17 +443,16 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       expect(files.map((m) => m[1])).toEqual(["attachment-0", "attachment-1", "attachment-2"]);
     });
 
-    /** An album of two photos from `user`, the first part captioned. */
-    const album = (user: typeof ANN, id: string, caption: string) => {
-      for (const i of [0, 1]) {
+    /** An album of two photos from `user`, the first part captioned; its updates. */
+    const album = (user: typeof ANN, id: string, caption: string) =>
+      [0, 1].map((i) => {
         api.files.set(`${id}-${i}`, PNG);
-        api.sayRaw(user, {
+        return api.sayRaw(user, {
           media_group_id: id,
           photo: photo(`${id}-${i}`),
           ...(i === 0 ? { caption } : {}),
         });
-      }
-    };
+      });
 
     it("runs a text sent right after an album behind it, and holds no other chat", async () => {
       await start();
@@ -482,19 +531,133 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       expect(prompts(before).map((p) => p.split("\n")[0])).toEqual(["and which one is sharper?"]);
     });
 
-    it("hands a text held behind an album over when the channel stops", async () => {
+    it.each([
+      ["while the polling loop keeps the album's parts", false],
+      ["while the album's parts are being combined", true],
+    ])(
+      "answers an album and the text held behind it after a restart, when guppy stops %s",
+      async (_, combining) => {
+        await start();
+        const before = llm.requests().length;
+        let confirmedAt = 0;
+        api.onConfirm = () => {
+          confirmedAt ||= Date.now();
+        };
+        album(ANN, "album-5", "what is in these photos?");
+        api.say(ANN, "and which one is sharper?");
+        await until("the batch's confirmation", () => confirmedAt > 0);
+        if (combining) {
+          // The loop hands the parts over a second after it fetched them, then polls again; the
+          // combining step waits another second.
+          await until("the parts handed over", () =>
+            api.calls.some((c) => c.method === "getUpdates" && c.at >= confirmedAt + 900),
+          );
+          await pause(200);
+        }
+        await serveShutdown();
+        expect(prompts(before)).toEqual([]);
+        // Not "Not accepted": the messages are saved, and answered after the restart. Told so
+        // when the shutdown refused them (the album combined, the text behind it).
+        expect(api.texts(ANN.id).filter((t) => t.includes("Not accepted"))).toEqual([]);
+        expect(api.texts(ANN.id).filter((t) => t.includes("will be answered"))).toHaveLength(
+          combining ? 2 : 0,
+        );
+        const next = await restart(runtime.home);
+        await until("both answers", () => next.api.texts(ANN.id).length >= 2, 10_000);
+        await pause(300);
+        expect(prompts(before).map((p) => p.split("\n")[0])).toEqual([
+          "what is in these photos?",
+          "and which one is sharper?",
+        ]);
+        expect(prompts(before)[0]).toMatch(/attachment-1\.jpeg/);
+        expect(next.api.texts(ANN.id)).toHaveLength(2);
+        await until("nothing left kept", () => readHeld(runtime.home) === "");
+      },
+    );
+
+    it("has an album and the text held behind it on disk before Telegram is told: a crash then loses neither", async () => {
       await start();
-      const before = llm.requests().length;
-      album(ANN, "album-5", "what is in these photos?");
+      const home = runtime.home;
+      const crashed = mkdtempSync(join(tmpdir(), "guppy-crashed-"));
+      extra.push(async () => rmSync(crashed, { recursive: true, force: true }));
+      /** Updates confirmed to Telegram while neither kept by the channel nor in the inbox. */
+      const notOnDisk: unknown[] = [];
+      let copied = false;
+      api.onConfirm = (confirmed) => {
+        const lines = (text: string) =>
+          text
+            .split("\n")
+            .filter((l) => l.trim() !== "")
+            .map((l) => JSON.parse(l) as Record<string, unknown>);
+        const kept = new Set(
+          lines(readHeld(home)).map((r) => (r.update as { update_id?: number })?.update_id),
+        );
+        const inbox = new Set(
+          lines(readFileSync(join(home, "inbox.jsonl"), "utf8")).map((r) => r.messageId),
+        );
+        for (const update of confirmed) {
+          const message = update.message as { chat: { id: number }; message_id: number };
+          if (
+            !kept.has(Number(update.update_id)) &&
+            !inbox.has(`${message.chat.id}:${message.message_id}`)
+          )
+            notOnDisk.push(update);
+        }
+        if (copied) return;
+        // The disk as a kill -9 (or power cut: what is kept is fsync'd) right now leaves it.
+        rmSync(crashed, { recursive: true, force: true });
+        cpSync(home, crashed, { recursive: true });
+        copied = true;
+      };
+      api.say(ANN, "before the album");
+      album(ANN, "album-7", "what is in these photos?");
       api.say(ANN, "and which one is sharper?");
-      await until("the batch's confirmation", () => api.unconfirmed().length === 0);
-      await pause(200);
-      expect(prompts(before)).toEqual([]);
-      // The adapter drops the album it still holds when polling stops; the text it has had
-      // confirmed to Telegram is not dropped with it.
-      await channel.stop();
-      await until("the text's prompt", () => prompts(before).length > 0, 3000);
-      expect(prompts(before).map((p) => p.split("\n")[0])).toEqual(["and which one is sharper?"]);
+      await until("the batch's confirmation", () => copied);
+      expect(notOnDisk).toEqual([]);
+      // This guppy is gone (its own answers do not count); one starts on the disk it left.
+      await serveShutdown();
+      const before = llm.requests().length;
+      const next = await restart(crashed);
+      await until(
+        "the answers",
+        () => prompts(before).filter((p) => !p.startsWith("before")).length >= 2,
+        10_000,
+      );
+      await pause(300);
+      expect(
+        prompts(before)
+          .filter((p) => !p.startsWith("before"))
+          .map((p) => p.split("\n")[0]),
+      ).toEqual(["what is in these photos?", "and which one is sharper?"]);
+      expect(next.api.texts(ANN.id).filter((t) => !t.includes("before"))).toHaveLength(2);
+      await until("nothing left kept", () => readHeld(crashed) === "");
+    });
+
+    it("answers a kept message the thread had accepted once: handed over again, it is dropped", async () => {
+      await start();
+      const parts = album(ANN, "album-8", "what is in these photos?");
+      const text = api.say(ANN, "and which one is sharper?");
+      await until("both answers", () => api.texts(ANN.id).length >= 2, 10_000);
+      await serveShutdown();
+      // As if guppy died after handing them over, before their `done` lines: they are kept still,
+      // and so is a text held behind the album then (Telegram confirmed it, nothing else has it).
+      const message = text.message as Record<string, unknown>;
+      const late = {
+        update_id: Number(text.update_id) + 1,
+        message: { ...message, message_id: Number(message.message_id) + 1, text: "one more thing" },
+      };
+      mkdirSync(join(runtime.home, "telegram"), { recursive: true });
+      writeFileSync(
+        heldFile(runtime.home),
+        [...parts, text, late].map((update) => `${JSON.stringify({ update })}\n`).join(""),
+      );
+      const before = llm.requests().length;
+      const next = await restart(runtime.home);
+      await until("the late text's answer", () => next.api.texts(ANN.id).length > 0, 10_000);
+      await pause(500);
+      expect(prompts(before)).toEqual(["one more thing"]);
+      expect(next.api.texts(ANN.id)).toHaveLength(1);
+      await until("nothing left kept", () => readHeld(runtime.home) === "");
     });
   });
 });

@@ -39,6 +39,13 @@ export interface ChatBridgeOptions {
   reply: ReplySettings;
   /** How long a prompt waits for its attachments before it runs without the missing ones. */
   attachmentWaitMs?: number;
+  /**
+   * A prompt refused because guppy is shutting down: true when the channel keeps the message on
+   * disk and hands it over again at its next start (Telegram: an album, and a message held behind
+   * one — `telegram/held-updates.ts`). Its sender is told it will be answered then, rather than
+   * "Not accepted".
+   */
+  refusedAtShutdown?: (message: Message) => boolean;
 }
 
 /** What a channel needs from the bridge after wiring: the link the orchestrator replies through. */
@@ -177,7 +184,16 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     if (result.status === "duplicate") {
       logger.debug("channel: dropped a message delivered again", { threadId, id: message.id });
     }
-    if (result.status === "refused" || result.status === "dropped") {
+    if (
+      result.status === "refused" &&
+      result.shuttingDown &&
+      options.refusedAtShutdown?.(message)
+    ) {
+      say(
+        thread,
+        "guppy is restarting: your message is saved and will be answered when it is back.",
+      );
+    } else if (result.status === "refused" || result.status === "dropped") {
       say(thread, `Not accepted: ${result.reason}`);
     }
   };

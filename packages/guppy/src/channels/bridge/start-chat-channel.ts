@@ -8,7 +8,7 @@ import type { GatewayContext } from "../../gateway/gateway-channel.js";
 import { unregisterChannelLink } from "./channel-links.js";
 import { secretValues, toChatLogger } from "./chat-logger.js";
 import type { ReplySettings } from "./chat-thread-handle.js";
-import { type ChatBridge, createChatBridge } from "./create-chat-bridge.js";
+import { type ChatBridge, type ChatBridgeOptions, createChatBridge } from "./create-chat-bridge.js";
 
 export interface RunningChatChannel {
   chat: Chat;
@@ -25,6 +25,7 @@ export async function startChatChannel(
   adapterName: string,
   adapter: Adapter,
   reply: ReplySettings,
+  bridgeOptions: Pick<ChatBridgeOptions, "refusedAtShutdown"> = {},
 ): Promise<RunningChatChannel> {
   const { config, orchestrator, store, logger } = context;
   const chat = new Chat({
@@ -47,6 +48,7 @@ export async function startChatChannel(
     logger,
     groupReplies: config.groupReplies,
     reply,
+    ...bridgeOptions,
   });
   await chat.initialize();
   return { chat, adapter, bridge };

@@ -17,18 +17,31 @@ export interface AlbumOrder {
    * Holds the message `messageId` of `thread` when an album of the thread begun before it is
    * still being collected, or an earlier message of the thread is still held: then `deliver`
    * runs once those are handed over, and this returns true. False: nothing to wait for, deliver
-   * it now (`deliver` is not called).
+   * it now (`deliver` is not called). A message waiting for an album that `release` gives up on,
+   * or for a message that waited for one, is never delivered: it goes after that album, at the
+   * next start.
    */
   hold(thread: string, messageId: number, deliver: () => Promise<void>): boolean;
   /**
-   * Once polling has stopped: waits for the albums being handled, lets every held message go (the
-   * albums the adapter had not begun to handle will not come) and resolves once they are delivered.
+   * Once polling has stopped: waits for the albums being handled and the messages held behind
+   * them, and gives up the albums the adapter had not begun to handle (they will not come in this
+   * process), with the messages held behind them; resolves once that is all settled.
    */
   release(): Promise<void>;
 }
 
 export interface AlbumOrderLogger {
   warn(message: string): void;
+}
+
+export interface AlbumOrderOptions {
+  /** How long a message waits at most for an album part the adapter never handles. */
+  timeoutMs?: number;
+  /**
+   * Every part of an album was handled (the combined message was handed over, or combining it
+   * failed): their update ids. Not called for an album a part of which was never handled.
+   */
+  handedOver?: (updateIds: number[]) => void;
 }
 
 /** How long a message waits at most for an album part the adapter never handles. */
@@ -39,10 +52,15 @@ interface Album {
   thread: string;
   /** The message id of its first part: messages with a higher one were sent after it. */
   firstId: number;
+  updateIds: number[];
   /** Its parts not yet handled. */
   open: number;
-  done: Promise<void>;
-  resolve: () => void;
+  /** A part was not handled: timed out (false) or given up by `release` (true). */
+  missed: boolean;
+  givenUp: boolean;
+  /** True unless `release` gave it up. */
+  done: Promise<boolean>;
+  resolve: (handedOver: boolean) => void;
 }
 
 interface Part {
@@ -53,23 +71,29 @@ interface Part {
 
 export function createAlbumOrder(
   logger: AlbumOrderLogger,
-  timeoutMs = ALBUM_PART_TIMEOUT_MS,
+  options: AlbumOrderOptions = {},
 ): AlbumOrder {
+  const timeoutMs = options.timeoutMs ?? ALBUM_PART_TIMEOUT_MS;
   const parts = new Map<number, Part>();
   const albums = new Map<string, Album>();
-  /** Per thread, the delivery of its last held message. */
-  const lastHeld = new Map<string, Promise<void>>();
-  const delivering = new Set<Promise<void>>();
+  /** Per thread, the delivery of its last held message: true once it went on. */
+  const lastHeld = new Map<string, Promise<boolean>>();
+  const delivering = new Set<Promise<boolean>>();
 
-  const partDone = (updateId: number) => {
+  /** `how`: handled by the adapter, timed out, or given up at `release`. */
+  const partDone = (updateId: number, how: "handled" | "timeout" | "given-up") => {
     const part = parts.get(updateId);
     if (!part) return;
     parts.delete(updateId);
     clearTimeout(part.timer);
-    part.album.open--;
-    if (part.album.open === 0) {
-      albums.delete(part.album.key);
-      part.album.resolve();
+    const { album } = part;
+    if (how !== "handled") album.missed = true;
+    if (how === "given-up") album.givenUp = true;
+    album.open--;
+    if (album.open === 0) {
+      albums.delete(album.key);
+      if (!album.missed) options.handedOver?.(album.updateIds);
+      album.resolve(!album.givenUp);
     }
   };
 
@@ -79,20 +103,31 @@ export function createAlbumOrder(
       const key = JSON.stringify([thread, albumId]);
       let album = albums.get(key);
       if (!album) {
-        let resolve = () => {};
-        const done = new Promise<void>((r) => {
+        let resolve: (handedOver: boolean) => void = () => {};
+        const done = new Promise<boolean>((r) => {
           resolve = r;
         });
-        album = { key, thread, firstId: messageId, open: 0, done, resolve };
+        album = {
+          key,
+          thread,
+          firstId: messageId,
+          updateIds: [],
+          open: 0,
+          missed: false,
+          givenUp: false,
+          done,
+          resolve,
+        };
         albums.set(key, album);
       }
       album.firstId = Math.min(album.firstId, messageId);
+      album.updateIds.push(updateId);
       album.open++;
       const timer = setTimeout(() => {
         logger.warn(
           `album part (update ${updateId}) not handled within ${timeoutMs} ms; the messages held behind it go on`,
         );
-        partDone(updateId);
+        partDone(updateId, "timeout");
       }, timeoutMs);
       timer.unref();
       parts.set(updateId, { album, timer });
@@ -102,27 +137,32 @@ export function createAlbumOrder(
       const part = parts.get(updateId);
       if (!part) return;
       part.task = task.then(
-        () => partDone(updateId),
+        () => partDone(updateId, "handled"),
         (error: unknown) => {
           logger.warn(`album part (update ${updateId}) failed: ${String(error)}`);
-          partDone(updateId);
+          partDone(updateId, "handled");
         },
       );
     },
 
     hold(thread, messageId, deliver) {
-      const waits: Promise<void>[] = [];
+      const waits: Promise<boolean>[] = [];
       for (const album of albums.values()) {
         if (album.thread === thread && album.firstId < messageId) waits.push(album.done);
       }
       const previous = lastHeld.get(thread);
       if (previous) waits.push(previous);
       if (waits.length === 0) return false;
-      const delivered = Promise.all(waits)
-        .then(deliver)
-        .catch((error: unknown) => {
+      const delivered = Promise.all(waits).then(async (went) => {
+        // Behind an album given up, or a message that stayed behind one: it stays too.
+        if (!went.every(Boolean)) return false;
+        try {
+          await deliver();
+        } catch (error) {
           logger.warn(`a message held behind an album failed: ${String(error)}`);
-        });
+        }
+        return true;
+      });
       lastHeld.set(thread, delivered);
       delivering.add(delivered);
       void delivered.then(() => {
@@ -136,10 +176,10 @@ export function createAlbumOrder(
       const handled: Promise<void>[] = [];
       for (const [updateId, part] of [...parts]) {
         if (part.task) handled.push(part.task);
-        else partDone(updateId);
+        else partDone(updateId, "given-up");
       }
       await Promise.all(handled);
-      await Promise.all([...delivering]);
+      while (delivering.size > 0) await Promise.all([...delivering]);
     },
   };
 }

@@ -76,6 +76,11 @@ export interface FakeBotApi {
   texts(chatId: number): string[];
   /** Updates not yet confirmed by a getUpdates offset. */
   unconfirmed(): Json[];
+  /**
+   * Called as a getUpdates offset confirms updates, before it is answered: what the bot had on
+   * disk then is what a crash right after would leave (Telegram sends them no more).
+   */
+  onConfirm?: (confirmed: Json[]) => void;
   stop(): Promise<void>;
 }
 
@@ -189,7 +194,9 @@ export async function startFakeBotApi(
       case "getUpdates": {
         if (body.offset !== undefined) {
           const offset = Number(body.offset);
+          const confirmed = updates.filter((u) => Number(u.update_id) < offset);
           updates = updates.filter((u) => Number(u.update_id) >= offset);
+          if (confirmed.length > 0) api.onConfirm?.(confirmed);
         }
         const timeoutMs = Math.min(Number(body.timeout ?? 0), 5) * 1000;
         if (updates.length === 0 && timeoutMs > 0) {

@@ -27,8 +27,10 @@ export interface TestRuntime {
 export async function startRuntime(
   llm: MockLlm,
   env: Record<string, string> = {},
+  /** An existing GUPPY_HOME (a restart): left in place by `stop`. */
+  existingHome?: string,
 ): Promise<TestRuntime> {
-  const { home, cleanup } = tempHome();
+  const { home, cleanup } = existingHome ? { home: existingHome, cleanup: () => {} } : tempHome();
   const fullEnv = { ...llm.env("openai-completions"), GUPPY_HOME: home, ...env };
   const config = loadConfig({ env: fullEnv, home });
   const resolved = await resolveModel(config, { env: fullEnv });
