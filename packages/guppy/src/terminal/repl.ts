@@ -2,6 +2,11 @@ import { createInterface } from "node:readline";
 import type { AgentRunner } from "@guppy/core";
 import { colorEnabled, createStyles } from "./ansi.js";
 import { createChatRenderer } from "./chat-renderer.js";
+import {
+  BRACKETED_PASTE_OFF,
+  BRACKETED_PASTE_ON,
+  createPromptAssembler,
+} from "./prompt-assembler.js";
 import { createSpinner } from "./spinner.js";
 import { compactText, statusText } from "./status-text.js";
 
@@ -9,8 +14,9 @@ const slashHelp =
   "/new  start a fresh conversation\n/compact  summarise the older part of the context now\n/status  model, context, tokens, cost\n/exit  quit";
 
 /**
- * The interactive terminal: reads lines, runs them through the runner, renders its events.
- * Ctrl+C stops a running answer; at the prompt, a second Ctrl+C exits.
+ * The interactive terminal: reads prompts, runs them through the runner, renders its events.
+ * A paste is one prompt, however many lines it has (prompt-assembler.ts). Ctrl+C stops a running
+ * answer; at the prompt, a second Ctrl+C exits.
  */
 export async function runRepl(
   runner: AgentRunner,
@@ -26,23 +32,84 @@ export async function runRepl(
     ...(explainError ? { explainError } : {}),
   });
   const unsubscribe = runner.subscribe(render);
-  const rl = createInterface({
-    input: process.stdin,
-    output: out,
-    terminal: Boolean(process.stdin.isTTY),
-  });
-  const prompt = () => {
-    rl.setPrompt(styles.cyan("› "));
+  const terminal = Boolean(process.stdin.isTTY);
+  const rl = createInterface({ input: process.stdin, output: out, terminal });
+  const prompt = (continuation = false) => {
+    rl.setPrompt(styles.cyan(continuation ? "… " : "› "));
     rl.prompt();
   };
 
+  // What the user sent, one entry per prompt or command; `next()` waits for the next one.
+  const inputs: string[] = [];
+  let inputEnded = false;
+  let wake: (() => void) | undefined;
+  const push = () => {
+    wake?.();
+    wake = undefined;
+  };
+  const next = async (): Promise<string | undefined> => {
+    while (inputs.length === 0 && !inputEnded) {
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+    }
+    return inputs.shift();
+  };
+  let waitingForInput = false;
+  const assembler = createPromptAssembler({
+    emit: (text) => {
+      inputs.push(text);
+      push();
+    },
+  });
+  rl.on("line", (line) => {
+    assembler.line(line);
+    // A pasted line held for the rest of the paste: the next one continues it.
+    if (terminal && waitingForInput && assembler.holding) prompt(true);
+  });
+  rl.on("close", () => {
+    // Piped input's last lines still run; Ctrl+D in a terminal does not send a paste's beginning.
+    assembler.end(!terminal);
+    inputEnded = true;
+    push();
+  });
+  // The terminal's paste markers come as keypresses (readline then drops them from the line);
+  // this listener runs after readline's, so `rl.line` already holds what was typed.
+  const onKeypress = (_text: unknown, key: { name?: string } | undefined) => {
+    if (key?.name === "paste-start") assembler.pasteStart();
+    else if (key?.name === "paste-end") assembler.pasteEnd(rl.line === "");
+  };
+  process.stdin.on("keypress", onKeypress);
+  // Bracketed paste: the terminal marks a paste, so its line breaks do not send it line by line.
+  const ttyOut = terminal && Boolean(out.isTTY);
+  let pasteModeOn = false;
+  const pasteModeOff = () => {
+    if (!pasteModeOn) return;
+    pasteModeOn = false;
+    out.write(BRACKETED_PASTE_OFF);
+  };
+  if (ttyOut) {
+    out.write(BRACKETED_PASTE_ON);
+    pasteModeOn = true;
+    process.on("exit", pasteModeOff);
+  }
+
   out.write(styles.dim(`guppy · ${modelRef} · ${runner.threadId} · /help for commands\n`));
   let armedExit = false;
-  let closed = false;
 
   const onInterrupt = () => {
     if (runner.running) {
       runner.abort();
+      return;
+    }
+    if (assembler.drop() > 0) {
+      // The paste's last line is still in the editor: it goes too (Ctrl+E, then Ctrl+U).
+      if (terminal) {
+        rl.write(null, { ctrl: true, name: "e" });
+        rl.write(null, { ctrl: true, name: "u" });
+      }
+      out.write(styles.dim("\n(paste dropped)\n"));
+      prompt();
       return;
     }
     if (armedExit) {
@@ -56,19 +123,21 @@ export async function runRepl(
   rl.on("SIGINT", onInterrupt);
   process.on("SIGINT", onInterrupt);
 
-  const lines = rl[Symbol.asyncIterator]();
   prompt();
   try {
-    while (!closed) {
-      const next = await lines.next();
-      if (next.done) break;
+    for (;;) {
+      waitingForInput = true;
+      const input = await next();
+      waitingForInput = false;
+      if (input === undefined) break;
       armedExit = false;
-      const text = next.value.trim();
-      if (text === "") {
+      if (input.trim() === "") {
         prompt();
         continue;
       }
-      if (text.startsWith("/")) {
+      const lineCount = input.split("\n").length;
+      if (lineCount === 1 && input.trim().startsWith("/")) {
+        const text = input.trim();
         const command = text.split(/\s+/)[0];
         if (command === "/exit" || command === "/quit") break;
         if (command === "/new") {
@@ -90,14 +159,22 @@ export async function runRepl(
         prompt();
         continue;
       }
-      await runner.prompt({ text, userName: process.env.USER ?? "user" });
+      if (lineCount > 1) {
+        // In a terminal the cursor sits after a continuation prompt ("… "): the hint replaces it.
+        out.write(
+          `${ttyOut ? "\r\x1b[2K" : ""}${styles.dim(`(${lineCount} lines, one prompt)`)}\n`,
+        );
+      }
+      await runner.prompt({ text: input, userName: process.env.USER ?? "user" });
       prompt();
     }
   } finally {
-    closed = true;
     process.off("SIGINT", onInterrupt);
+    process.stdin.off("keypress", onKeypress);
     unsubscribe();
     rl.close();
+    pasteModeOff();
+    process.off("exit", pasteModeOff);
   }
   out.write("\n");
   return 0;
