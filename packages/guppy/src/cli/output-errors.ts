@@ -12,8 +12,13 @@ export type OutputErrorHandler = (
 /** Error codes of a write to an output nobody reads any more. */
 const CLOSED_OUTPUT_CODES: ReadonlySet<string> = new Set(["EPIPE", "EIO"]);
 
-const oneShot: OutputErrorHandler = (stream, error) => {
-  if (error.code && CLOSED_OUTPUT_CODES.has(error.code)) process.exit(process.exitCode ?? 0);
+/** Whether the output failed because nobody reads it any more. */
+export function outputClosed(error: NodeJS.ErrnoException): boolean {
+  return error.code !== undefined && CLOSED_OUTPUT_CODES.has(error.code);
+}
+
+export const oneShot: OutputErrorHandler = (stream, error) => {
+  if (outputClosed(error)) process.exit(process.exitCode ?? 0);
   // Anything else (a full disk under `guppy config > file`): one line, not a stack trace.
   if (stream === "stdout") {
     try {

@@ -13,6 +13,7 @@ import { createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
 import { createModelErrorExplainer } from "../terminal/model-connection-error.js";
 import { createSpinner } from "../terminal/spinner.js";
+import { type ChatStop, watchStopSignals } from "./chat-stop-signals.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 /** `guppy chat`: the interactive terminal, or with -m one prompt whose answer alone goes to stdout. */
@@ -34,14 +35,19 @@ export async function chatCommand(args: CliArgs): Promise<number> {
     logger,
   });
   const errors = createModelErrorExplainer(resolved.model.baseUrl);
+  const stop = watchStopSignals(runner, () => {});
   try {
+    let code: number;
     if (args.message !== undefined) {
-      return await runOnce(runner, args.message, config.debug, errors.explain);
+      code = await runOnce(runner, args.message, config.debug, errors.explain, stop);
+    } else {
+      const { runRepl } = await import("../terminal/repl.js");
+      code = await runRepl(runner, resolved.ref, errors.explain, stop.signal);
     }
-    const { runRepl } = await import("../terminal/repl.js");
-    return await runRepl(runner, resolved.ref, errors.explain);
+    return stop.exitCode() ?? code;
   } finally {
     errors.close();
+    stop.end();
   }
 }
 
@@ -50,6 +56,7 @@ async function runOnce(
   text: string,
   debug: boolean,
   explainError: (message: string) => string,
+  stop: ChatStop,
 ): Promise<number> {
   if (debug) {
     // Tool calls and errors to stderr; stdout keeps the answer alone.
@@ -63,9 +70,9 @@ async function runOnce(
       if (e.type !== "text_delta" && e.type !== "run_end") render(e);
     });
   }
+  // SIGHUP and SIGTERM: see chat-stop-signals.ts.
   const onSigint = () => runner.abort();
   process.on("SIGINT", onSigint);
-  process.on("SIGTERM", onSigint);
   try {
     const result = await runner.prompt({ text, userName: process.env.USER ?? "user" });
     switch (result.stopReason) {
@@ -76,8 +83,10 @@ async function runOnce(
         return ExitCode.failed;
       case "aborted":
         if (result.text) process.stdout.write(`${result.text}\n`);
-        process.stderr.write("guppy: interrupted\n");
-        return ExitCode.interrupted;
+        process.stderr.write(
+          stop.stoppedBy() ? `guppy: stopped by ${stop.stoppedBy()}\n` : "guppy: interrupted\n",
+        );
+        return stop.exitCode() ?? ExitCode.interrupted;
       case "max_tool_rounds":
         process.stderr.write(`guppy: ${result.text}\n`);
         return ExitCode.failed;
@@ -87,6 +96,5 @@ async function runOnce(
     }
   } finally {
     process.off("SIGINT", onSigint);
-    process.off("SIGTERM", onSigint);
   }
 }

@@ -16,12 +16,14 @@ const slashHelp =
 /**
  * The interactive terminal: reads prompts, runs them through the runner, renders its events.
  * A paste is one prompt, however many lines it has (prompt-assembler.ts). Ctrl+C stops a running
- * answer; at the prompt, a second Ctrl+C exits.
+ * answer; at the prompt, a second Ctrl+C exits. `stop` (SIGHUP, SIGTERM: the caller aborts the
+ * run) ends it after the running answer ends.
  */
 export async function runRepl(
   runner: AgentRunner,
   modelRef: string,
   explainError?: (message: string) => string,
+  stop?: AbortSignal,
 ): Promise<number> {
   const out = process.stdout;
   const styles = createStyles(colorEnabled(out));
@@ -122,6 +124,12 @@ export async function runRepl(
   };
   rl.on("SIGINT", onInterrupt);
   process.on("SIGINT", onInterrupt);
+  const onStop = () => {
+    // A hung-up terminal fails reads too (EIO): not an error worth a stack trace now.
+    process.stdin.on("error", () => {});
+    rl.close();
+  };
+  stop?.addEventListener("abort", onStop, { once: true });
 
   prompt();
   try {
@@ -129,7 +137,8 @@ export async function runRepl(
       waitingForInput = true;
       const input = await next();
       waitingForInput = false;
-      if (input === undefined) break;
+      // After a stop, lines the closed input still held are not run.
+      if (input === undefined || stop?.aborted) break;
       armedExit = false;
       if (input.trim() === "") {
         prompt();
@@ -148,7 +157,9 @@ export async function runRepl(
             ),
           );
         } else if (command === "/compact") {
-          out.write(`${await compactText(runner)}\n`);
+          const text = await compactText(runner);
+          if (stop?.aborted) break;
+          out.write(`${text}\n`);
         } else if (command === "/status") {
           out.write(`${statusText(runner, modelRef)}\n`);
         } else if (command === "/help") {
@@ -166,11 +177,13 @@ export async function runRepl(
         );
       }
       await runner.prompt({ text: input, userName: process.env.USER ?? "user" });
+      if (stop?.aborted) break;
       prompt();
     }
   } finally {
     process.off("SIGINT", onInterrupt);
     process.stdin.off("keypress", onKeypress);
+    stop?.removeEventListener("abort", onStop);
     unsubscribe();
     rl.close();
     pasteModeOff();
