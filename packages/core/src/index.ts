@@ -147,6 +147,7 @@ export { endsTorn, serializeJsonl, syncDirectory } from "./store/durable-append.
 export { fileWriteError } from "./store/file-write-error.js";
 export { readJsonl } from "./store/jsonl.js";
 export type { LogEntry } from "./store/log-entry.js";
+export { lockByPid } from "./store/pid-lock.js";
 export {
   canonicalThreadId,
   encodeSegment,

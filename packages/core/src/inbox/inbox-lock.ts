@@ -1,86 +1,18 @@
-import { closeSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
-import { uptime } from "node:os";
 import { ConfigError } from "../config/config-error.js";
-import { fileWriteError } from "../store/file-write-error.js";
-import { writeFully } from "../store/write-fully.js";
+import { lockByPid } from "../store/pid-lock.js";
 
 /**
  * `<home>/inbox.lock`: one gateway per GUPPY_HOME. Two would each replay the other's unanswered
- * prompts and compact the shared inbox journal under each other. Holds the owner's pid; a lock
- * is taken over when its process is gone (killed), when it was written before this boot (a power
- * cut: its pid may belong to anything now), or when that pid runs something other than node.
- * Several orchestrators of one process (tests) share it. Returns the release function.
+ * prompts and compact the shared inbox journal under each other. Holds the owner's pid (see
+ * pid-lock.ts for when a lock is taken over). Several orchestrators of one process (tests) share
+ * it. Returns the release function.
  */
 export function lockInbox(path: string, home: string): () => void {
-  for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fd = openSync(path, "wx");
-      try {
-        writeFully(fd, `${process.pid}\n`);
-      } catch (error) {
-        // A full disk: no empty lock left behind, and one line that says which file.
-        try {
-          rmSync(path, { force: true });
-        } catch {
-          // A lock that names no pid is taken over by the next start anyway.
-        }
-        throw fileWriteError("Could not write", path, error);
-      } finally {
-        closeSync(fd);
-      }
-      const release = () => {
-        process.off("exit", release);
-        if (ownerOf(path) === process.pid) rmSync(path, { force: true });
-      };
-      process.on("exit", release);
-      return release;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    }
-    const owner = ownerOf(path);
-    if (owner === process.pid) return () => {};
-    if (owner !== undefined && alive(owner) && !stale(path, owner)) {
-      throw new ConfigError(
+  return lockByPid(
+    path,
+    (owner) =>
+      new ConfigError(
         `GUPPY_HOME ${home} is in use by another guppy serve (pid ${owner}): stop it, or give this one its own GUPPY_HOME (if pid ${owner} is not guppy, delete ${path}).`,
-      );
-    }
-    // Left by a process that is gone: take it over.
-    rmSync(path, { force: true });
-  }
-  throw new ConfigError(`Could not take the lock ${path}: another process keeps replacing it.`);
-}
-
-function ownerOf(path: string): number | undefined {
-  try {
-    const pid = Number.parseInt(readFileSync(path, "utf8").trim(), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Written before the machine booted, or held by a pid that is not a node process now. */
-function stale(path: string, pid: number): boolean {
-  try {
-    if (statSync(path).mtimeMs < Date.now() - uptime() * 1000) return true;
-  } catch {
-    return true;
-  }
-  try {
-    // Linux: what the pid runs now. Elsewhere there is no /proc and the pid is trusted.
-    const command = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-    return !/node|guppy/.test(command);
-  } catch {
-    return false;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
+      ),
+  );
 }

@@ -3,6 +3,7 @@ import {
   createLineLogger,
   createStore,
   createThreadRunner,
+  type ResolvedModel,
   resolveModel,
 } from "@guppy/core";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
@@ -13,6 +14,7 @@ import { createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
 import { createModelErrorExplainer } from "../terminal/model-connection-error.js";
 import { createSpinner } from "../terminal/spinner.js";
+import { lockChatSession } from "./chat-session-lock.js";
 import { type ChatStop, watchStopSignals } from "./chat-stop-signals.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
@@ -25,17 +27,20 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   const threadId = sessionThreadId(args.session);
   const config = loadCliConfig(args);
   const logger = createLineLogger({ level: config.debug ? "debug" : "warn" });
-  const resolved = await resolveModel(config);
   const store = createStore({ home: config.home, logger });
-  const runner = createThreadRunner({
-    threadId,
-    config,
-    resolved,
-    store,
-    logger,
-  });
+  // Before the model is looked for: a second chat on the session is told at once.
+  const unlock = lockChatSession(store, threadId, args.session ?? "default");
+  let runner: AgentRunner;
+  let resolved: ResolvedModel;
+  try {
+    resolved = await resolveModel(config);
+    runner = createThreadRunner({ threadId, config, resolved, store, logger });
+  } catch (error) {
+    unlock();
+    throw error;
+  }
   const errors = createModelErrorExplainer(resolved.model.baseUrl);
-  const stop = watchStopSignals(runner, () => {});
+  const stop = watchStopSignals(runner, unlock);
   try {
     let code: number;
     if (args.message !== undefined) {
@@ -47,6 +52,7 @@ export async function chatCommand(args: CliArgs): Promise<number> {
     return stop.exitCode() ?? code;
   } finally {
     errors.close();
+    unlock();
     stop.end();
   }
 }
