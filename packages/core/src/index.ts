@@ -67,6 +67,7 @@ export {
   type OrchestratorOptions,
   type RuntimeOrchestrator,
 } from "./orchestrator/create-orchestrator.js";
+export { createLogTail, type LogTail } from "./orchestrator/log-tail.js";
 export type {
   OrchestratorCounters,
   OrchestratorEvent,
@@ -154,7 +155,7 @@ export {
   parseThreadId,
   type ThreadRef,
 } from "./store/thread-id.js";
-export type { SavedThreadStatus } from "./store/thread-status-file.js";
+export { type SavedThreadStatus, threadFigures } from "./store/thread-status-file.js";
 export { appendFully, appendWasUndone } from "./store/write-fully.js";
 export { trimTrailingNewlines } from "./text/trailing-newlines.js";
 export { createCoreTools } from "./tools/create-tools.js";

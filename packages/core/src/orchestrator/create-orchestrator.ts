@@ -4,13 +4,17 @@ import { describeCompaction } from "../context/describe-compaction.js";
 import { createInbox, type Inbox } from "../inbox/create-inbox.js";
 import type { AcceptedRecord, PendingPrompt } from "../inbox/inbox-record.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
-import type { AgentRunner, RunnerStats } from "../runner/create-agent-runner.js";
+import type { AgentRunner } from "../runner/create-agent-runner.js";
 import { oneLine } from "../runner/message-text.js";
 import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
 import type { LogEntry } from "../store/log-entry.js";
 import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
-import type { SavedThreadStatus, ThreadFigures } from "../store/thread-status-file.js";
+import {
+  type SavedThreadStatus,
+  type ThreadFigures,
+  threadFigures,
+} from "../store/thread-status-file.js";
 import { backfillMessage, interruptedRunMessage, readCursor } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
 import { createLogTail, type LogTail } from "./log-tail.js";
@@ -274,7 +278,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     if (occupied(actor)) return;
     let statusSaved = true;
     if (actor.runner) {
-      actor.snapshot = snapshot(actor.runner.stats());
+      actor.snapshot = threadFigures(actor.runner.stats());
       actor.runner = undefined;
       statusSaved = saveStatus(actor);
       emit({ type: "deactivated", threadId: actor.threadId });
@@ -682,7 +686,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     const runner = actor?.runner;
     // No agent loaded and no figures of this process: what the thread saved last time.
     const saved = key === undefined || runner || actor?.snapshot ? undefined : savedStatus(key);
-    const snap = runner ? snapshot(runner.stats()) : (actor?.snapshot ?? saved);
+    const snap = runner ? threadFigures(runner.stats()) : (actor?.snapshot ?? saved);
     const lastActivity = actor ? new Date(actor.lastActivity).toISOString() : saved?.lastActivity;
     const queued = actor ? waitingPrompts(actor) : 0;
     // A prompt that has its slot runs from then on (its files may still be opening).
@@ -853,7 +857,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         if (messageId !== undefined) inbox.handled(actor.threadId, messageId);
         // The saved figures are the old context's: a fresh thread's replace them.
         actor.snapshot = actor.runner
-          ? snapshot(actor.runner.stats())
+          ? threadFigures(actor.runner.stats())
           : {
               messages: 0,
               contextTokens: 0,
@@ -1006,7 +1010,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       for (const actor of actors.values()) {
         if (actor.log) saveCursor(actor.threadId, actor.log);
         if (actor.runner) {
-          actor.snapshot = snapshot(actor.runner.stats());
+          actor.snapshot = threadFigures(actor.runner.stats());
           saveStatus(actor);
         }
       }
@@ -1035,15 +1039,4 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     },
   };
   return orchestrator;
-}
-
-function snapshot(stats: RunnerStats): ThreadFigures {
-  return {
-    messages: stats.messages,
-    contextTokens: stats.context.tokens,
-    contextWindow: stats.context.window,
-    cost: stats.totals.cost,
-    compactions: stats.context.compactions,
-    ...(stats.lastUsage ? { lastUsage: stats.lastUsage } : {}),
-  };
 }

@@ -1,4 +1,5 @@
 import type { Usage } from "@mariozechner/pi-ai";
+import type { RunnerStats } from "../runner/create-agent-runner.js";
 
 /**
  * `<thread dir>/status.json`: a thread's figures as of its last deactivation (or shutdown, or
@@ -21,6 +22,18 @@ export interface ThreadFigures {
 export interface SavedThreadStatus extends ThreadFigures {
   /** ISO time of the thread's last message or run end. */
   lastActivity: string;
+}
+
+/** A runner's figures, as status.json keeps them. */
+export function threadFigures(stats: RunnerStats): ThreadFigures {
+  return {
+    messages: stats.messages,
+    contextTokens: stats.context.tokens,
+    contextWindow: stats.context.window,
+    cost: stats.totals.cost,
+    compactions: stats.context.compactions,
+    ...(stats.lastUsage ? { lastUsage: stats.lastUsage } : {}),
+  };
 }
 
 const NUMBER_FIELDS = [

@@ -16,6 +16,7 @@ import { createModelErrorExplainer } from "../terminal/model-connection-error.js
 import { createSpinner } from "../terminal/spinner.js";
 import { lockChatSession } from "./chat-session-lock.js";
 import { type ChatStop, watchStopSignals } from "./chat-stop-signals.js";
+import { type ChatThreadFiles, createChatThreadFiles } from "./chat-thread-files.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 /** `guppy chat`: the interactive terminal, or with -m one prompt whose answer alone goes to stdout. */
@@ -40,18 +41,27 @@ export async function chatCommand(args: CliArgs): Promise<number> {
     throw error;
   }
   const errors = createModelErrorExplainer(resolved.model.baseUrl);
-  const stop = watchStopSignals(runner, unlock);
+  const files = createChatThreadFiles(store, runner, logger);
+  const stop = watchStopSignals(runner, () => {
+    files.close();
+    unlock();
+  });
   try {
     let code: number;
     if (args.message !== undefined) {
-      code = await runOnce(runner, args.message, config.debug, errors.explain, stop);
+      code = await runOnce(runner, files, args.message, config.debug, errors.explain, stop);
     } else {
       const { runRepl } = await import("../terminal/repl.js");
-      code = await runRepl(runner, resolved.ref, errors.explain, stop.signal);
+      code = await runRepl(runner, resolved.ref, {
+        send: files.prompt,
+        explainError: errors.explain,
+        stop: stop.signal,
+      });
     }
     return stop.exitCode() ?? code;
   } finally {
     errors.close();
+    files.close();
     unlock();
     stop.end();
   }
@@ -59,6 +69,7 @@ export async function chatCommand(args: CliArgs): Promise<number> {
 
 async function runOnce(
   runner: AgentRunner,
+  files: ChatThreadFiles,
   text: string,
   debug: boolean,
   explainError: (message: string) => string,
@@ -80,7 +91,7 @@ async function runOnce(
   const onSigint = () => runner.abort();
   process.on("SIGINT", onSigint);
   try {
-    const result = await runner.prompt({ text, userName: process.env.USER ?? "user" });
+    const result = await files.prompt(text);
     switch (result.stopReason) {
       case "error":
         process.stderr.write(

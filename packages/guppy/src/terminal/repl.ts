@@ -22,9 +22,14 @@ const slashHelp =
 export async function runRepl(
   runner: AgentRunner,
   modelRef: string,
-  explainError?: (message: string) => string,
-  stop?: AbortSignal,
+  options: {
+    /** Runs a prompt (the chat's bookkeeping around `runner.prompt`). */
+    send: (text: string) => Promise<unknown>;
+    explainError?: (message: string) => string;
+    stop?: AbortSignal;
+  },
 ): Promise<number> {
+  const { explainError, stop } = options;
   const out = process.stdout;
   const styles = createStyles(colorEnabled(out));
   const render = createChatRenderer({
@@ -176,7 +181,7 @@ export async function runRepl(
           `${ttyOut ? "\r\x1b[2K" : ""}${styles.dim(`(${lineCount} lines, one prompt)`)}\n`,
         );
       }
-      await runner.prompt({ text: input, userName: process.env.USER ?? "user" });
+      await options.send(input);
       if (stop?.aborted) break;
       prompt();
     }

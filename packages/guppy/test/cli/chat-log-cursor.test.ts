@@ -1,0 +1,71 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import {
+  createOrchestrator,
+  createStore,
+  createThreadRunner,
+  loadConfig,
+  type OrchestratorEvent,
+  resolveModel,
+} from "@guppy/core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
+import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
+
+/**
+ * What was typed in `guppy chat` is in the thread's context already: when the gateway runs the
+ * thread later, its backfill must not send it again as "posted while I was not running".
+ */
+describe("guppy chat keeps the thread's log cursor and status.json", () => {
+  let llm: MockLlm;
+  const home = tempHome();
+  beforeAll(async () => {
+    llm = await startMockLlm((request) => ({
+      content: `echo: ${requestText({ ...request, messages: [lastMessage(request)!] })}`,
+    }));
+  });
+  afterAll(async () => {
+    await llm.stop();
+    home.cleanup();
+  });
+
+  it("the gateway's next run of a chat's thread backfills nothing", async () => {
+    const env = cleanEnv({ ...llm.env("openai-completions"), GUPPY_HOME: home.home });
+    for (const text of ["first chat line", "second chat line"]) {
+      const r = await runCli(["chat", "-m", text], { env });
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+    }
+    const dir = join(home.home, "cli", "local", "default");
+    expect(existsSync(join(dir, "status.json"))).toBe(true);
+
+    // The gateway's path: an orchestrator on the same home runs the thread.
+    const config = loadConfig({ env });
+    const resolved = await resolveModel(config);
+    const store = createStore({ home: home.home });
+    const orchestrator = createOrchestrator({
+      store,
+      createRunner: (threadId) => createThreadRunner({ threadId, config, resolved, store }),
+      maxConcurrent: 1,
+      queueDepth: 5,
+      idleTimeoutMs: 60_000,
+    });
+    await orchestrator.start();
+    const events: OrchestratorEvent[] = [];
+    orchestrator.subscribe((e) => events.push(e));
+    const ended = new Promise<void>((resolve) =>
+      orchestrator.subscribe((e) => {
+        if (e.type === "runner" && e.event.type === "run_end") resolve();
+      }),
+    );
+    orchestrator.send("cli:local:default", { type: "prompt", text: "from the api" });
+    await ended;
+    await orchestrator.shutdown(1000);
+
+    const sent = requestText(llm.requests().at(-1)!);
+    expect(sent).toContain("from the api");
+    expect(sent).toContain("second chat line"); // the context
+    expect(sent).not.toContain("while I was not running");
+    expect(events.some((e) => e.type === "backfilled")).toBe(false);
+  });
+});
