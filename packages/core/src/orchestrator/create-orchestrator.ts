@@ -689,11 +689,12 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     const snap = runner ? threadFigures(runner.stats()) : (actor?.snapshot ?? saved);
     const lastActivity = actor ? new Date(actor.lastActivity).toISOString() : saved?.lastActivity;
     const queued = actor ? waitingPrompts(actor) : 0;
-    // A prompt that has its slot runs from then on (its files may still be opening).
-    const running = actor?.running || (actor?.current !== undefined && !actor.currentWaits);
+    // "running" once the run has begun, as the shutdown sees it (a prompt that has its slot but
+    // not its files yet is not run by a shutdown that comes meanwhile: it waits for the restart).
+    const waiting = queued > 0 || actor?.current !== undefined || actor?.compacting !== undefined;
     return {
       threadId: actor?.threadId ?? threadId,
-      state: running ? "running" : queued > 0 ? "waiting" : runner ? "idle" : "inactive",
+      state: actor?.running ? "running" : waiting ? "waiting" : runner ? "idle" : "inactive",
       queued,
       ...(lastActivity ? { lastActivity } : {}),
       // provider/model-id either way, as configured: a loaded thread gave the bare id.

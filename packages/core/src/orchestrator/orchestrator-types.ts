@@ -36,10 +36,9 @@ export type CompactResult = { status: "compacted"; report: string } | { status: 
 export interface ThreadStatus extends ThreadFigures {
   threadId: string;
   /**
-   * running: a run is under way (from when its prompt has a concurrency slot); waiting: none is,
-   * and prompts wait (for a concurrency slot, their
-   * attachments or a /compact); idle: agent loaded, nothing runs or waits; inactive: no agent
-   * loaded, nothing waits.
+   * running: a run is under way; waiting: none is, and prompts wait (for a concurrency slot,
+   * their attachments, a /compact, or — with a slot — the thread's files to open); idle: agent
+   * loaded, nothing runs or waits; inactive: no agent loaded, nothing waits.
    */
   state: "inactive" | "idle" | "waiting" | "running";
   /**

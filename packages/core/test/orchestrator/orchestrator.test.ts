@@ -482,8 +482,8 @@ describe("orchestrator (faux provider)", () => {
       const send = (text: string) => o.send(id, { type: "prompt", text, thread: t.handle });
       expect(send("gate first")).toMatchObject({ status: "queued", position: 0 });
       expect(send("second")).toMatchObject({ status: "queued", position: 1 });
-      // The status says so too: the first runs (its files may still be opening), one waits.
-      expect(o.status(id)).toMatchObject({ state: "running", queued: 1 });
+      // The status says so too: one queued; the first has its slot, its run not begun yet.
+      expect(o.status(id)).toMatchObject({ state: "waiting", queued: 1 });
       // The depth holds behind it: one waits already.
       expect(send("third")).toEqual({ status: "busy", queued: 1 });
       expect(t.notices).toEqual([expect.stringContaining("already has 1 message waiting")]);
