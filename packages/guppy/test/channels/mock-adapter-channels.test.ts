@@ -116,7 +116,7 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
     // Until nothing runs or waits in the thread (a new thread's files are opened before its run).
     const busy = () => {
       const status = runtime.orchestrator.status(threadId);
-      return status.state === "running" || status.queued > 0;
+      return status.state === "running" || status.state === "waiting";
     };
     for (let i = 0; i < 200 && busy(); i++) await new Promise((r) => setTimeout(r, 20));
     await channel.bridge.idle();
