@@ -362,7 +362,7 @@ describe("orchestrator (faux provider)", () => {
     await new Promise((r) => setTimeout(r, 20));
     const t0 = Date.now();
     expect(o.send(id, { type: "abort" })).toEqual({ status: "delivered" });
-    expect(await stopped).toBe("Nothing to compact: stopped.");
+    expect(await stopped).toBe("Compaction stopped; the context is as it was.");
     expect(Date.now() - t0).toBeLessThan(2000);
     expect(o.status(id).compactions).toBe(1);
 
@@ -390,7 +390,7 @@ describe("orchestrator (faux provider)", () => {
     const t0 = Date.now();
     await o.shutdown(50);
     expect(Date.now() - t0).toBeLessThan(2000);
-    expect(await compaction).toBe("Nothing to compact: stopped.");
+    expect(await compaction).toBe("Compaction stopped; the context is as it was.");
     // Not run: it stays accepted in the inbox for the next start.
     expect(t.finals()).toHaveLength(3);
     expect(readFileSync(join(home, INBOX_FILE), "utf8")).toContain('"text":"four"');
