@@ -28,6 +28,30 @@ describe("album order (the part the Bot API tests cannot reach)", () => {
     expect(order.hold("chat-a", 15, async () => {})).toBe(false);
   });
 
+  it("still says an album is handed over when its parts are handled after the timeout", async () => {
+    const handed: number[][] = [];
+    const order = createAlbumOrder(
+      { warn: () => {} },
+      { timeoutMs: 50, handedOver: (updateIds) => void handed.push(updateIds) },
+    );
+    const delivered: string[] = [];
+    order.notePart(1, "chat-a", "album", 10);
+    order.notePart(2, "chat-a", "album", 11);
+    order.handling(1, pause(80));
+    order.handling(2, pause(80));
+    expect(order.hold("chat-a", 12, async () => void delivered.push("text"))).toBe(true);
+    await pause(65);
+    // The held message went on at the timeout; the album is not handed over yet.
+    expect(delivered).toEqual(["text"]);
+    expect(handed).toEqual([]);
+    await pause(50);
+    // Handled late, it is done with all the same (else it stayed in the held-updates file and
+    // came again at the next start).
+    expect(handed).toEqual([[1, 2]]);
+    await order.release();
+    expect(handed).toEqual([[1, 2]]);
+  });
+
   it("says an album is handed over once all its parts were handled; a stop leaves the rest, and what waits behind it", async () => {
     const handed: number[][] = [];
     const order = createAlbumOrder(

@@ -55,9 +55,13 @@ interface Album {
   updateIds: number[];
   /** Its parts not yet handled. */
   open: number;
-  /** A part was not handled: timed out (false) or given up by `release` (true). */
-  missed: boolean;
+  /** A part was given up by `release`: the album comes again at the next start. */
   givenUp: boolean;
+  /**
+   * The messages held behind it may go on: every part was handled, or one was not within the
+   * timeout (the album still counts as handed over once its late parts are handled).
+   */
+  released: boolean;
   /** True unless `release` gave it up. */
   done: Promise<boolean>;
   resolve: (handedOver: boolean) => void;
@@ -80,20 +84,29 @@ export function createAlbumOrder(
   const lastHeld = new Map<string, Promise<boolean>>();
   const delivering = new Set<Promise<boolean>>();
 
-  /** `how`: handled by the adapter, timed out, or given up at `release`. */
-  const partDone = (updateId: number, how: "handled" | "timeout" | "given-up") => {
+  /** Lets the messages held behind `album` go on; new ones no longer wait for it. */
+  const releaseWaiters = (album: Album, went: boolean) => {
+    if (albums.get(album.key) === album) albums.delete(album.key);
+    if (album.released) return;
+    album.released = true;
+    album.resolve(went);
+  };
+
+  /**
+   * `how`: handled by the adapter, or given up at `release`. A part that timed out stays until
+   * one of these: handled late, its album is still handed over (not kept for the next start).
+   */
+  const partDone = (updateId: number, how: "handled" | "given-up") => {
     const part = parts.get(updateId);
     if (!part) return;
     parts.delete(updateId);
     clearTimeout(part.timer);
     const { album } = part;
-    if (how !== "handled") album.missed = true;
     if (how === "given-up") album.givenUp = true;
     album.open--;
     if (album.open === 0) {
-      albums.delete(album.key);
-      if (!album.missed) options.handedOver?.(album.updateIds);
-      album.resolve(!album.givenUp);
+      if (!album.givenUp) options.handedOver?.(album.updateIds);
+      releaseWaiters(album, !album.givenUp);
     }
   };
 
@@ -113,8 +126,8 @@ export function createAlbumOrder(
           firstId: messageId,
           updateIds: [],
           open: 0,
-          missed: false,
           givenUp: false,
+          released: false,
           done,
           resolve,
         };
@@ -123,14 +136,18 @@ export function createAlbumOrder(
       album.firstId = Math.min(album.firstId, messageId);
       album.updateIds.push(updateId);
       album.open++;
-      const timer = setTimeout(() => {
-        logger.warn(
-          `album part (update ${updateId}) not handled within ${timeoutMs} ms; the messages held behind it go on`,
-        );
-        partDone(updateId, "timeout");
-      }, timeoutMs);
+      const part: Part = {
+        album,
+        timer: setTimeout(() => {
+          logger.warn(
+            `album part (update ${updateId}) not handled within ${timeoutMs} ms; the messages held behind it go on`,
+          );
+          releaseWaiters(part.album, true);
+        }, timeoutMs),
+      };
+      const { timer } = part;
       timer.unref();
-      parts.set(updateId, { album, timer });
+      parts.set(updateId, part);
     },
 
     handling(updateId, task) {
