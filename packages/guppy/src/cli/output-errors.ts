@@ -13,7 +13,7 @@ export type OutputErrorHandler = (
 const CLOSED_OUTPUT_CODES: ReadonlySet<string> = new Set(["EPIPE", "EIO"]);
 
 /** Whether the output failed because nobody reads it any more. */
-export function outputClosed(error: NodeJS.ErrnoException): boolean {
+function outputClosed(error: NodeJS.ErrnoException): boolean {
   return error.code !== undefined && CLOSED_OUTPUT_CODES.has(error.code);
 }
 

@@ -1,7 +1,7 @@
 import { constants } from "node:os";
 import { isatty } from "node:tty";
 import { type AgentRunner, killRunningTrees } from "@guppy/core";
-import { oneShot, outputClosed, whenOutputFails } from "../cli/output-errors.js";
+import { oneShot, whenOutputFails } from "../cli/output-errors.js";
 
 /**
  * How long a run stopped by SIGHUP or SIGTERM may take to end (its tool's tree killed, its turn
@@ -73,9 +73,10 @@ export function watchStopSignals(runner: AgentRunner, beforeExit: () => void): C
   };
   for (const name of STOP_SIGNALS) process.on(name, onSignal);
   // A terminal that hung up fails the next write (EIO), which may come before the SIGHUP (the
-  // shell passes it on to its jobs): the same stop. Other output errors end the chat as before.
+  // shell passes it on to its jobs): the same stop. Other output errors end the chat as before —
+  // a reader that went away (EPIPE: `guppy chat … | head -1`) quietly, exit code 0.
   whenOutputFails((stream, error) => {
-    if (outputClosed(error)) onSignal("SIGHUP");
+    if (error.code === "EIO") onSignal("SIGHUP");
     else oneShot(stream, error);
   });
   // However the process ends (an output error, an uncaught one), no tool command outlives it.

@@ -80,4 +80,24 @@ describe.concurrent("guppy chat stopped by SIGHUP or SIGTERM", () => {
       expect(context).toContain(prompt);
     },
   );
+
+  it("ends quietly with 0 when the reader of its output goes away (| head -1), not as a hangup", async () => {
+    const child = spawn(process.execPath, [guppyBin, "chat", "--session", "piped"], {
+      env: cleanEnv({ ...llm.env("openai-completions"), GUPPY_HOME: home.home }),
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const closed = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on("close", (code, signal) => resolve([code, signal])),
+    );
+    // The reader takes the first chunk (the banner) and goes away; the chat writes on.
+    child.stdout.once("data", () => child.stdout.destroy());
+    child.stdin.write("hello\n");
+    await sleep(500);
+    child.stdin.end("again\n");
+    expect(await closed, stderr).toEqual([0, null]);
+  });
 });
