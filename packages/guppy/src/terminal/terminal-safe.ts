@@ -21,11 +21,12 @@ export function terminalSafe(text: string): string {
 const UNSAFE_IN_TEXT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
- * As terminalSafe, but line breaks and tabs stay: for a model's streamed answer, whose lines are
- * its own, in the interactive chat.
+ * As terminalSafe, but line breaks (CRLF too) and tabs stay: for a model's streamed answer, whose
+ * lines are its own, in the interactive chat.
  */
 export function terminalSafeText(text: string): string {
-  return escapeUnsafe(text, UNSAFE_IN_TEXT);
+  // A CRLF line end is a line end (a Windows file's lines), not a carriage return to show.
+  return escapeUnsafe(text.includes("\r\n") ? text.replace(/\r\n/g, "\n") : text, UNSAFE_IN_TEXT);
 }
 
 function escapeUnsafe(text: string, unsafe: RegExp): string {
