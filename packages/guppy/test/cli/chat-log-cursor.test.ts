@@ -9,7 +9,7 @@ import {
   resolveModel,
 } from "@guppy/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
+import { type MockLlm, requestText, startEchoLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
 
 /**
@@ -20,9 +20,7 @@ describe("guppy chat keeps the thread's log cursor and status.json", () => {
   let llm: MockLlm;
   const home = tempHome();
   beforeAll(async () => {
-    llm = await startMockLlm((request) => ({
-      content: `echo: ${requestText({ ...request, messages: [lastMessage(request)!] })}`,
-    }));
+    llm = await startEchoLlm();
   });
   afterAll(async () => {
     await llm.stop();

@@ -1,58 +1,14 @@
-import { spawn } from "node:child_process";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
-import { type CliResult, cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
+import { lastMessage, type MockLlm, requestText, startEchoLlm } from "../helpers/mock-llm.js";
+import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
 
 const code = "please review this:\ndef f(x):\n    return x";
-
-/** `guppy <args>` with `chunks` written to its stdin one at a time, `gapMs` apart, then closed. */
-function runCliChunked(
-  args: string[],
-  env: NodeJS.ProcessEnv,
-  chunks: string[],
-  gapMs = 150,
-): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [guppyBin, ...args], {
-      env,
-      stdio: ["pipe", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => {
-      stdout += d;
-    });
-    child.stderr.on("data", (d) => {
-      stderr += d;
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`guppy ${args.join(" ")} timed out\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 20_000);
-    child.on("error", reject);
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    const write = (i: number) => {
-      if (i === chunks.length) {
-        child.stdin.end();
-        return;
-      }
-      child.stdin.write(chunks[i]!);
-      setTimeout(() => write(i + 1), gapMs);
-    };
-    write(0);
-  });
-}
 
 describe("pasting into guppy chat", () => {
   let llm: MockLlm;
   const home = tempHome();
   beforeAll(async () => {
-    llm = await startMockLlm((request) => ({
-      content: `echo: ${requestText({ ...request, messages: [lastMessage(request)!] })}`,
-    }));
+    llm = await startEchoLlm();
   });
   afterAll(async () => {
     await llm.stop();
@@ -89,17 +45,22 @@ describe("pasting into guppy chat", () => {
   });
 
   it("a bracketed paste is one prompt, even in pieces and with a /command line inside", async () => {
-    const r = await runCliChunked(["chat", "--session", "bracketed"], env(), [
-      "\x1b[200~please review this:\n",
-      "/exit\n",
-      "def f(x):\n    return x\n",
-      "\x1b[201~",
-      // A paste that ends inside a line: Enter sends it with what was typed after it.
-      "\x1b[200~one\n",
-      "  two\x1b[201~",
-      " and three\n",
-      "/exit\n",
-    ]);
+    const r = await runCli(["chat", "--session", "bracketed"], {
+      env: env(),
+      input: {
+        chunks: [
+          "\x1b[200~please review this:\n",
+          "/exit\n",
+          "def f(x):\n    return x\n",
+          "\x1b[201~",
+          // A paste that ends inside a line: Enter sends it with what was typed after it.
+          "\x1b[200~one\n",
+          "  two\x1b[201~",
+          " and three\n",
+          "/exit\n",
+        ],
+      },
+    });
     expect(r.code).toBe(0);
     expect(userMessages()).toEqual([
       "please review this:\n/exit\ndef f(x):\n    return x",

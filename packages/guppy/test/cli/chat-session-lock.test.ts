@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
+import { type MockLlm, requestText, startEchoLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 
 /**
@@ -13,9 +13,7 @@ describe("one guppy chat per session", () => {
   let llm: MockLlm;
   const home = tempHome();
   beforeAll(async () => {
-    llm = await startMockLlm((request) => ({
-      content: `echo: ${requestText({ ...request, messages: [lastMessage(request)!] })}`,
-    }));
+    llm = await startEchoLlm();
   });
   afterAll(async () => {
     await llm.stop();

@@ -63,3 +63,11 @@ export function requestText(request: ChatCompletionRequest): string {
     )
     .join("\n");
 }
+
+/** A mock LLM that answers "echo: <the last message's text>". */
+export function startEchoLlm(): Promise<MockLlm> {
+  return startMockLlm((request) => {
+    const last = lastMessage(request);
+    return { content: `echo: ${requestText({ ...request, messages: last ? [last] : [] })}` };
+  });
+}

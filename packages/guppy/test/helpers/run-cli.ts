@@ -26,7 +26,13 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 /** Runs `guppy <args>` as a child process and collects its output. */
 export function runCli(
   args: string[],
-  options: { env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number; cwd?: string } = {},
+  options: {
+    env?: NodeJS.ProcessEnv;
+    /** Standard input: all at once, or in chunks `gapMs` apart (default 150), then closed. */
+    input?: string | { chunks: string[]; gapMs?: number };
+    timeoutMs?: number;
+    cwd?: string;
+  } = {},
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [guppyBin, ...args], {
@@ -51,7 +57,20 @@ export function runCli(
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
-    child.stdin.end(options.input ?? "");
+    const input = options.input ?? "";
+    if (typeof input === "string") {
+      child.stdin.end(input);
+      return;
+    }
+    const write = (i: number) => {
+      if (i === input.chunks.length) {
+        child.stdin.end();
+        return;
+      }
+      child.stdin.write(input.chunks[i] as string);
+      setTimeout(() => write(i + 1), input.gapMs ?? 150);
+    };
+    write(0);
   });
 }
 
