@@ -53,8 +53,13 @@ export function createReadTool(
         pageLimits,
       );
       const { total } = page;
+      if (stat.size === 0) {
+        if (start === 0) return textResult("(empty file)", { path });
+        throw new Error(`offset ${params.offset} is past the end of ${path} (an empty file).`);
+      }
       if (total !== undefined && start >= total && total > 0) {
-        throw new Error(`offset ${params.offset} is past the end of ${path} (${total} lines).`);
+        const size = total === 1 ? "1 line" : `${total} lines`;
+        throw new Error(`offset ${params.offset} is past the end of ${path} (${size}).`);
       }
       if (total === 1 && page.lines[0] === "") return textResult("(empty file)", { path });
       const end = Math.min(total ?? page.known, start + limit);

@@ -34,6 +34,12 @@ describe("read / write / edit", () => {
     );
     const text = resultText(await read.execute("2", { path: "deep/er/file.txt" }));
     expect(text).toBe("1\talpha\n2\tbeta\n3\tgamma\n");
+    // An empty file: no lines to page through, and said so.
+    writeFileSync(join(fx.workspaceDir, "empty.txt"), "");
+    expect(resultText(await read.execute("4", { path: "empty.txt" }))).toBe("(empty file)");
+    await expect(read.execute("5", { path: "empty.txt", offset: 2 })).rejects.toThrow(
+      `offset 2 is past the end of ${join(fx.workspaceDir, "empty.txt")} (an empty file).`,
+    );
     // A file where a parent directory should be is named, not reported as node's EEXIST.
     const under = join(fx.workspaceDir, "deep/er/file.txt");
     for (const path of ["deep/er/file.txt/new.txt", "deep/er/file.txt/a/b/new.txt"]) {

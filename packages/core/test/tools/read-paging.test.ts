@@ -17,8 +17,11 @@ function wholeFileRead(
   if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
   const total = lines.length;
   const start = (offset ?? 1) - 1;
+  if (bytes.length === 0 && start > 0) {
+    return `offset ${offset} is past the end of ${path} (an empty file).`;
+  }
   if (start >= total && total > 0)
-    return `offset ${offset} is past the end of ${path} (${total} lines).`;
+    return `offset ${offset} is past the end of ${path} (${total === 1 ? "1 line" : `${total} lines`}).`;
   const end = Math.min(total, start + (limit ?? 2000));
   const width = String(end).length;
   let out = "";
