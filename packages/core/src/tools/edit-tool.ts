@@ -46,7 +46,16 @@ export function createEditTool(ctx: ToolContext): AgentTool<typeof parameters> {
       if (params.old_string === params.new_string) {
         throw new Error("old_string and new_string are the same; nothing would change.");
       }
-      const count = countOccurrences(text, params.old_string);
+      // A file with CRLF line ends, and strings written with \n (as `read` shows lines): match
+      // and write them with the file's line ends.
+      const crlf =
+        text.includes("\r\n") &&
+        params.old_string.includes("\n") &&
+        !params.old_string.includes("\r");
+      const toFile = (s: string) => (crlf ? s.replace(/\r?\n/g, "\r\n") : s);
+      const oldString = toFile(params.old_string);
+      const newString = toFile(params.new_string);
+      const count = countOccurrences(text, oldString);
       if (count === 0) {
         throw new Error(
           `old_string was not found in ${path}. It must match exactly, including whitespace and indentation; read the file first.`,
@@ -58,8 +67,8 @@ export function createEditTool(ctx: ToolContext): AgentTool<typeof parameters> {
         );
       }
       const updated = params.replace_all
-        ? text.split(params.old_string).join(params.new_string)
-        : text.replace(params.old_string, () => params.new_string);
+        ? text.split(oldString).join(newString)
+        : text.replace(oldString, () => newString);
       writeFileSync(path, updated, "utf8");
       const n = params.replace_all ? count : 1;
       return textResult(`Replaced ${n} occurrence${n === 1 ? "" : "s"} in ${path}.`, {

@@ -40,6 +40,16 @@ describe("read / write / edit", () => {
     await expect(read.execute("5", { path: "empty.txt", offset: 2 })).rejects.toThrow(
       `offset 2 is past the end of ${join(fx.workspaceDir, "empty.txt")} (an empty file).`,
     );
+    // A file with CRLF line ends is edited with strings written with \n, and keeps its CRLFs.
+    writeFileSync(join(fx.workspaceDir, "win.txt"), "one\r\ntwo\r\nthree\r\n");
+    await createEditTool(fx.ctx).execute("6", {
+      path: "win.txt",
+      old_string: "one\ntwo",
+      new_string: "one\nTWO\nand a half",
+    });
+    expect(readFileSync(join(fx.workspaceDir, "win.txt"), "utf8")).toBe(
+      "one\r\nTWO\r\nand a half\r\nthree\r\n",
+    );
     // A file where a parent directory should be is named, not reported as node's EEXIST.
     const under = join(fx.workspaceDir, "deep/er/file.txt");
     for (const path of ["deep/er/file.txt/new.txt", "deep/er/file.txt/a/b/new.txt"]) {
