@@ -25,16 +25,18 @@ export function artifactPath(dir: string, label: string): string {
 export function spillOutput(options: {
   text: string;
   maxChars: number;
-  dir: string;
+  /** The artifacts directory, asked for (and made) only when the text is too long. */
+  dir: () => string;
   label: string;
 }): SpillResult {
   const { text, maxChars } = options;
   if (text.length <= maxChars) return { text };
-  const path = artifactPath(options.dir, options.label);
+  let path: string | undefined;
   try {
+    path = artifactPath(options.dir(), options.label);
     writeFileSync(path, text, "utf8");
   } catch (error) {
-    rmSync(path, { force: true });
+    if (path) rmSync(path, { force: true });
     const reason = error instanceof Error ? error.message : String(error);
     return { text: excerptHeadTail(text, maxChars, { error: reason }) };
   }

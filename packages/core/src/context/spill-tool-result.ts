@@ -28,7 +28,7 @@ export function createToolResultSpill(options: {
     const spilled = spillOutput({
       text,
       maxChars: options.maxChars,
-      dir: options.artifactsDir(),
+      dir: options.artifactsDir,
       label: toolCall.name.replace(/[^A-Za-z0-9_-]/g, "_"),
     });
     return {

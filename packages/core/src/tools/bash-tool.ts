@@ -72,7 +72,7 @@ export function createBashTool(ctx: ToolContext): AgentTool<typeof parameters, B
         : spillOutput({
             text: result.output,
             maxChars: ctx.toolResultMaxChars,
-            dir: ctx.artifactsDir(),
+            dir: ctx.artifactsDir,
             label: "bash",
           });
       const details: BashDetails = {

@@ -184,6 +184,22 @@ describe("bash tool", () => {
     }).execute("2", { command: "seq 1 200000" });
     expect(resultText(big)).toMatch(/\(\d+ bytes, 200000 lines\) could not be saved: ENOENT/);
     expect(resultText(big)).toMatch(/199999\n200000\n\n\[exit code 0\]$/);
+    // A directory that cannot be made (a file in its place) costs only what would go in it: a
+    // short output is the result as always, a long one says why it was not saved.
+    const blocked = () => {
+      throw new Error(`EEXIST: file already exists, mkdir '${missing}'`);
+    };
+    const small = await createBashTool({ ...fx.ctx, artifactsDir: blocked }).execute("3", {
+      command: "echo hi",
+    });
+    expect(small.details.exitCode).toBe(0);
+    expect(resultText(small)).toBe("hi\n\n[exit code 0]");
+    const long = await createBashTool({
+      ...fx.ctx,
+      artifactsDir: blocked,
+      toolResultMaxChars: 1000,
+    }).execute("4", { command: "seq 1 20000" });
+    expect(resultText(long)).toMatch(/could not be saved: EEXIST/);
   });
 
   it("removes an output file the disk filled up under, and says why nothing was saved", async () => {
