@@ -14,6 +14,7 @@ import { createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
 import { createModelErrorExplainer } from "../terminal/model-connection-error.js";
 import { createSpinner } from "../terminal/spinner.js";
+import { terminalSafeText } from "../terminal/terminal-safe.js";
 import { lockChatSession } from "./chat-session-lock.js";
 import { type ChatStop, watchStopSignals } from "./chat-stop-signals.js";
 import { type ChatThreadFiles, createChatThreadFiles } from "./chat-thread-files.js";
@@ -90,6 +91,9 @@ async function runOnce(
   // SIGHUP and SIGTERM: see chat-stop-signals.ts.
   const onSigint = () => runner.abort();
   process.on("SIGINT", onSigint);
+  // The answer as it is for a pipe or a file; to a terminal, as text (no control sequences).
+  const answer = (text: string) =>
+    process.stdout.write(`${process.stdout.isTTY ? terminalSafeText(text) : text}\n`);
   try {
     const result = await files.prompt(text);
     switch (result.stopReason) {
@@ -99,7 +103,7 @@ async function runOnce(
         );
         return ExitCode.failed;
       case "aborted":
-        if (result.text) process.stdout.write(`${result.text}\n`);
+        if (result.text) answer(result.text);
         process.stderr.write(
           stop.stoppedBy() ? `guppy: stopped by ${stop.stoppedBy()}\n` : "guppy: interrupted\n",
         );
@@ -108,7 +112,7 @@ async function runOnce(
         process.stderr.write(`guppy: ${result.text}\n`);
         return ExitCode.failed;
       default:
-        process.stdout.write(`${result.text}\n`);
+        answer(result.text);
         return ExitCode.ok;
     }
   } finally {

@@ -7,6 +7,7 @@ import { streamSSE } from "hono/streaming";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { createAnswerText } from "./answer-text.js";
 import { createAsyncQueue } from "./async-queue.js";
+import { busyMessage } from "./busy-message.js";
 import type { HttpBackend, HttpMessage, PromptReply } from "./http-backend.js";
 import { chatThreadId, threadHeader, threadIdInPath } from "./http-thread-id.js";
 import { honoJsonAnswer, type JsonAnswer, setHeaders, writeJsonAnswer } from "./json-answer.js";
@@ -107,8 +108,10 @@ type Intake = { queued: true; inboxId: string } | { queued: false; answer: JsonA
 function intake(result: SendResult, threadId: string): Intake {
   if (result.status === "queued") return { queued: true, inboxId: result.inboxId };
   if (result.status === "busy") {
-    const message = `Thread ${threadId} is busy (${result.queued} prompts queued); try again shortly.`;
-    return { queued: false, answer: errorAnswer(429, message, "busy") };
+    return {
+      queued: false,
+      answer: errorAnswer(429, busyMessage(threadId, result.queued), "busy"),
+    };
   }
   const reason = "reason" in result ? result.reason : result.status;
   const message = `The prompt was not accepted: ${reason}.`;

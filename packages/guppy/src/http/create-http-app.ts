@@ -3,6 +3,7 @@ import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { createAsyncQueue } from "./async-queue.js";
 import { bearerMatches } from "./bearer-token.js";
+import { busyMessage } from "./busy-message.js";
 import { chatCompletions } from "./chat-completions.js";
 import type { HttpBackend } from "./http-backend.js";
 import { honoJsonAnswer } from "./json-answer.js";
@@ -145,12 +146,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
       );
     }
     if (result.status === "busy") {
-      return jsonError(
-        c,
-        429,
-        `Thread ${id} is busy (${result.queued} prompts queued); try again shortly.`,
-        "busy",
-      );
+      return jsonError(c, 429, busyMessage(id, result.queued), "busy");
     }
     if (result.status === "duplicate") {
       return jsonError(
