@@ -144,8 +144,13 @@ export {
 } from "./skills/parse-skill-file.js";
 export { writeFileAtomic } from "./store/atomic-write.js";
 export { createStore, type Store } from "./store/create-store.js";
-export { endsTorn, serializeJsonl, syncDirectory } from "./store/durable-append.js";
-export { fileWriteError } from "./store/file-write-error.js";
+export {
+  appendLines,
+  forgetAppendState,
+  openAppendFd,
+  serializeJsonl,
+  syncDirectory,
+} from "./store/durable-append.js";
 export { readJsonl } from "./store/jsonl.js";
 export type { LogEntry } from "./store/log-entry.js";
 export { lockByPid } from "./store/pid-lock.js";
@@ -156,7 +161,6 @@ export {
   type ThreadRef,
 } from "./store/thread-id.js";
 export { type SavedThreadStatus, threadFigures } from "./store/thread-status-file.js";
-export { appendFully, appendWasUndone } from "./store/write-fully.js";
 export { trimTrailingNewlines } from "./text/trailing-newlines.js";
 export { createCoreTools } from "./tools/create-tools.js";
 export type { ToolContext } from "./tools/tool-context.js";

@@ -1,12 +1,11 @@
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync } from "node:fs";
+import { existsSync, fsyncSync, mkdirSync, truncateSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { TelegramMessage, TelegramUpdate } from "@chat-adapter/telegram";
 import {
-  appendFully,
-  appendWasUndone,
-  endsTorn,
-  fileWriteError,
+  appendLines,
+  forgetAppendState,
   type Logger,
+  openAppendFd,
   readJsonl,
   serializeJsonl,
   syncDirectory,
@@ -79,6 +78,7 @@ export function openHeldUpdates(home: string, logger: Logger): HeldUpdates {
   }
   if (records.length > leftover.length) {
     // Lines handed over since: only the updates left are kept.
+    forgetAppendState(path);
     try {
       writeFileAtomic(path, serializeJsonl(leftover.map((update) => ({ update }))));
     } catch (error) {
@@ -88,46 +88,23 @@ export function openHeldUpdates(home: string, logger: Logger): HeldUpdates {
     }
   }
 
-  let fd: number | undefined;
-  /** The file's last line has no newline (a writer died mid-line): the next write adds one. */
-  let torn = false;
-  /** Its directory entry (and its directory's) may not be on disk yet: synced with the next fsync. */
-  const unsynced: string[] = [];
-
-  const open = (): number => {
-    if (fd !== undefined) {
-      if (fstatSync(fd).nlink > 0) return fd;
-      // Removed behind guppy's back: writes to it would go nowhere.
-      closeSync(fd);
-      fd = undefined;
-    }
-    const dir = dirname(path);
-    if (mkdirSync(dir, { recursive: true }) !== undefined) unsynced.push(dirname(dir));
-    const next = openSync(path, "a+");
-    const size = fstatSync(next).size;
-    if (size === 0) unsynced.push(dir);
-    torn = endsTorn(next, size);
-    fd = next;
-    return next;
-  };
-
+  /**
+   * Appends the lines (through the store's kept-open append: a torn last line, a short write and
+   * a file removed behind guppy's back are handled there); `sync`: fsync'd before it returns, with
+   * the directory entries a new file or directory needs.
+   */
   const write = (records: readonly HeldRecord[], sync: boolean) => {
-    try {
-      const target = open();
-      try {
-        appendFully(target, (torn ? "\n" : "") + serializeJsonl(records));
-      } catch (error) {
-        if (!appendWasUndone(error)) torn = true;
-        throw error;
-      }
-      torn = false;
-      if (sync) {
-        fsyncSync(target);
-        for (const dir of unsynced.splice(0)) syncDirectory(dir);
-      }
-    } catch (error) {
-      throw fileWriteError("Could not write", path, error);
+    const dir = dirname(path);
+    const unsynced: string[] = [];
+    if (!existsSync(path)) {
+      if (mkdirSync(dir, { recursive: true }) !== undefined) unsynced.push(dirname(dir));
+      unsynced.push(dir);
     }
+    appendLines(path, records);
+    if (!sync) return;
+    const open = openAppendFd(path);
+    if (open) fsyncSync(open.fd);
+    for (const d of unsynced) syncDirectory(d);
   };
 
   return {
@@ -165,8 +142,8 @@ export function openHeldUpdates(home: string, logger: Logger): HeldUpdates {
           );
         } else {
           // Nothing kept: the file is emptied (a crash before or after leaves nothing to do).
-          ftruncateSync(open(), 0);
-          torn = false;
+          forgetAppendState(path);
+          truncateSync(path, 0);
         }
       } catch (error) {
         logger.warn("telegram: could not mark held updates handed over", {
@@ -177,8 +154,7 @@ export function openHeldUpdates(home: string, logger: Logger): HeldUpdates {
     },
 
     close() {
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
+      forgetAppendState(path);
     },
   };
 }
