@@ -65,6 +65,7 @@ export { createConcurrencyLimiter } from "./orchestrator/concurrency-limiter.js"
 export {
   createOrchestrator,
   type OrchestratorOptions,
+  RESTART_NOTICE,
   type RuntimeOrchestrator,
 } from "./orchestrator/create-orchestrator.js";
 export { createLogTail, type LogTail } from "./orchestrator/log-tail.js";

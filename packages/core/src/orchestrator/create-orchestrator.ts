@@ -107,6 +107,13 @@ interface Actor {
 /** Threads' status.json kept read (see `savedStatus`): past this the cache starts over. */
 const MAX_SAVED_STATUSES = 65_536;
 
+/**
+ * What the sender of a message kept for the next start is told at a shutdown: a prompt still
+ * queued here, or one a channel keeps on disk (Telegram's held updates) when this refuses it.
+ */
+export const RESTART_NOTICE =
+  "guppy is restarting: your message is saved and will be answered when it is back.";
+
 const busyText = (queued: number) =>
   `This thread already has ${queued} ${queued === 1 ? "message" : "messages"} waiting for an answer, so this one was not queued; please send it again in a moment.`;
 
@@ -983,11 +990,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         // The queued prompts, and one not started yet (waiting for its attachments or a slot).
         const waiting = actor.current && !actor.running ? [actor.current] : [];
         for (const item of [...waiting, ...actor.queue]) {
-          notify(
-            actor.threadId,
-            item.thread,
-            "guppy is restarting: your message is saved and will be answered when it is back.",
-          );
+          notify(actor.threadId, item.thread, RESTART_NOTICE);
         }
       }
       const drains = () =>

@@ -1,11 +1,12 @@
 import { join } from "node:path";
-import type {
-  ChannelLink,
-  GroupReplies,
-  Logger,
-  Orchestrator,
-  PromptContent,
-  Store,
+import {
+  type ChannelLink,
+  type GroupReplies,
+  type Logger,
+  type Orchestrator,
+  type PromptContent,
+  RESTART_NOTICE,
+  type Store,
 } from "@guppy/core";
 import type { Chat, Message, Thread } from "chat";
 import type { ChatUser } from "../../access/access-types.js";
@@ -189,10 +190,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       result.shuttingDown &&
       options.refusedAtShutdown?.(message)
     ) {
-      say(
-        thread,
-        "guppy is restarting: your message is saved and will be answered when it is back.",
-      );
+      say(thread, RESTART_NOTICE);
     } else if (result.status === "refused" || result.status === "dropped") {
       say(thread, `Not accepted: ${result.reason}`);
     }
