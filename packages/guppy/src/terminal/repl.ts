@@ -1,5 +1,6 @@
 import { createInterface } from "node:readline";
 import type { AgentRunner } from "@guppy/core";
+import { createAsyncQueue } from "../async/async-queue.js";
 import { colorEnabled, createStyles } from "./ansi.js";
 import { createChatRenderer } from "./chat-renderer.js";
 import {
@@ -46,29 +47,13 @@ export async function runRepl(
     rl.prompt();
   };
 
-  // What the user sent, one entry per prompt or command; `next()` waits for the next one.
-  const inputs: string[] = [];
-  let inputEnded = false;
-  let wake: (() => void) | undefined;
-  const push = () => {
-    wake?.();
-    wake = undefined;
-  };
-  const next = async (): Promise<string | undefined> => {
-    while (inputs.length === 0 && !inputEnded) {
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-    }
-    return inputs.shift();
-  };
+  // What the user sent, one entry per prompt or command; `next()` waits for the next one
+  // (undefined once the input has ended and everything sent was read).
+  const inputs = createAsyncQueue<string>();
+  const reader = inputs[Symbol.asyncIterator]();
+  const next = async (): Promise<string | undefined> => (await reader.next()).value ?? undefined;
   let waitingForInput = false;
-  const assembler = createPromptAssembler({
-    emit: (text) => {
-      inputs.push(text);
-      push();
-    },
-  });
+  const assembler = createPromptAssembler({ emit: (text) => inputs.push(text) });
   rl.on("line", (line) => {
     assembler.line(line);
     // A pasted line held for the rest of the paste: the next one continues it.
@@ -77,8 +62,7 @@ export async function runRepl(
   rl.on("close", () => {
     // Piped input's last lines still run; Ctrl+D in a terminal does not send a paste's beginning.
     assembler.end(!terminal);
-    inputEnded = true;
-    push();
+    inputs.close();
   });
   // The terminal's paste markers come as keypresses (readline then drops them from the line);
   // this listener runs after readline's, so `rl.line` already holds what was typed.

@@ -1,4 +1,7 @@
-/** A push queue read with `for await`: events arrive synchronously, an SSE writer drains them. */
+/**
+ * A push queue read with `for await`: values arrive synchronously and a reader drains them (an
+ * SSE writer; the chat's prompts as the terminal assembles them).
+ */
 export interface AsyncQueue<T> extends AsyncIterable<T> {
   push(value: T): void;
   close(): void;
