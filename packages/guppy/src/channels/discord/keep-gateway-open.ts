@@ -1,3 +1,5 @@
+import { setTimeout as delay } from "node:timers/promises";
+
 /** One session of the Gateway listener ended before its planned duration (stop() not called). */
 export interface EarlyEnd {
   /** What the session threw; undefined when it returned (the adapter catches a failed login). */
@@ -27,19 +29,9 @@ export interface KeepGatewayOpenOptions {
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts (the timer is cleared). */
+/** Resolves after `ms`, or at once when `signal` aborts (node's timer, cleared then; unref'd). */
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    timer.unref();
-    signal.addEventListener("abort", done, { once: true });
-  });
+  return delay(ms, undefined, { signal, ref: false }).catch(() => {});
 }
 
 /**
