@@ -4,35 +4,32 @@ import { describeCompaction } from "../context/describe-compaction.js";
 import { createInbox, type Inbox } from "../inbox/create-inbox.js";
 import type { AcceptedRecord, PendingPrompt } from "../inbox/inbox-record.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
-import type { AgentRunner } from "../runner/create-agent-runner.js";
 import { oneLine } from "../runner/message-text.js";
-import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
 import type { LogEntry } from "../store/log-entry.js";
 import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
-import {
-  type SavedThreadStatus,
-  type ThreadFigures,
-  threadFigures,
-} from "../store/thread-status-file.js";
+import { threadFigures } from "../store/thread-status-file.js";
+import type {
+  ActorMessage,
+  AgentRunner,
+  ChannelLink,
+  CompactResult,
+  OrchestratorEvent,
+  OrchestratorListener,
+  PromptContent,
+  ResetResult,
+  RunnerEvent,
+  RuntimeOrchestrator,
+  SavedThreadStatus,
+  SendResult,
+  ThreadFigures,
+  ThreadHandle,
+  ThreadStatus,
+} from "../types.js";
 import { backfillMessage, interruptedRunMessage, readCursor } from "./backfill.js";
 import { createConcurrencyLimiter } from "./concurrency-limiter.js";
 import { createLogTail, type LogTail } from "./log-tail.js";
-import type {
-  OrchestratorCounters,
-  OrchestratorEvent,
-  OrchestratorListener,
-} from "./orchestrator-events.js";
-import type {
-  ChannelLink,
-  CompactResult,
-  Orchestrator,
-  ResetResult,
-  SendResult,
-  ThreadStatus,
-} from "./orchestrator-types.js";
 import { loadRecentMessageIds, type RecentMessageIds } from "./recent-message-ids.js";
-import type { ActorMessage, PromptContent, ThreadHandle } from "./thread-handle.js";
 
 export interface OrchestratorOptions {
   store: Store;
@@ -51,12 +48,6 @@ export interface OrchestratorOptions {
   modelName?: string;
   contextWindow?: number;
   logger?: Logger;
-}
-
-/** The orchestrator as `guppy serve` uses it: the contract plus events and counters. */
-export interface RuntimeOrchestrator extends Orchestrator {
-  subscribe(listener: OrchestratorListener): () => void;
-  counters(): OrchestratorCounters;
 }
 
 interface QueuedPrompt {
