@@ -55,9 +55,9 @@ export { createConcurrencyLimiter } from "./orchestrator/concurrency-limiter.js"
 export {
   createOrchestrator,
   type OrchestratorOptions,
-  RESTART_NOTICE,
 } from "./orchestrator/create-orchestrator.js";
 export { createLogTail, type LogTail } from "./orchestrator/log-tail.js";
+export { RESTART_NOTICE } from "./orchestrator/shutdown.js";
 export {
   type BootstrapFile,
   type BootstrapFileName,
