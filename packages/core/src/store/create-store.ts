@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync 
 import { basename, dirname, join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type Logger, silentLogger } from "../logging/logger.js";
+import type { SavedThreadStatus } from "../types.js";
 import { writeFileAtomic } from "./atomic-write.js";
 import {
   appendLines,
@@ -21,11 +22,7 @@ import {
   isShortenedSegment,
   parseThreadId,
 } from "./thread-id.js";
-import {
-  parseSavedStatus,
-  type SavedThreadStatus,
-  THREAD_STATUS_FILE,
-} from "./thread-status-file.js";
+import { parseSavedStatus, THREAD_STATUS_FILE } from "./thread-status-file.js";
 
 /** Per-thread filesystem state under GUPPY_HOME, in the layout `<home>/<adapter>/<channel>/<thread>/`. */
 export interface Store {
