@@ -43,6 +43,16 @@ export { describeCompaction } from "./context/describe-compaction.js";
 export { repairPairing } from "./context/repair-pairing.js";
 export { createTokenCounter, type TokenCounter } from "./context/token-counter.js";
 export {
+  appendLines,
+  forgetAppendState,
+  openAppendFd,
+  serializeJsonl,
+  syncDirectory,
+} from "./fs/durable-append.js";
+export { readJsonl } from "./fs/jsonl.js";
+export { lockByPid } from "./fs/pid-lock.js";
+export { writeFileAtomic } from "./fs/write.js";
+export {
   createInbox,
   INBOX_FILE,
   type Inbox,
@@ -143,24 +153,14 @@ export {
   parseSkillFile,
   type SkillFrontmatter,
 } from "./skills/parse-skill-file.js";
-export { writeFileAtomic } from "./store/atomic-write.js";
 export { createStore, type Store } from "./store/create-store.js";
-export {
-  appendLines,
-  forgetAppendState,
-  openAppendFd,
-  serializeJsonl,
-  syncDirectory,
-} from "./store/durable-append.js";
-export { readJsonl } from "./store/jsonl.js";
-export type { LogEntry } from "./store/log-entry.js";
-export { lockByPid } from "./store/pid-lock.js";
+export type { LogEntry } from "./store/thread-layout.js";
 export {
   canonicalThreadId,
   encodeSegment,
   parseThreadId,
   type ThreadRef,
-} from "./store/thread-id.js";
+} from "./store/thread-layout.js";
 export { type SavedThreadStatus, threadFigures } from "./store/thread-status-file.js";
 export { trimTrailingNewlines } from "./text/trailing-newlines.js";
 export { createCoreTools } from "./tools/create-tools.js";

@@ -1,5 +1,5 @@
 import { ConfigError } from "../config/config-error.js";
-import { lockByPid } from "../store/pid-lock.js";
+import { lockByPid } from "../fs/pid-lock.js";
 
 /**
  * `<home>/inbox.lock`: one gateway per GUPPY_HOME. Two would each replay the other's unanswered

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { encodeSegment, parseThreadId } from "../store/thread-id.js";
+import { encodeSegment, parseThreadId } from "../store/thread-layout.js";
 
 /** The three levels memory and skills live at, broadest first. */
 export const scopes = ["global", "transport", "channel"] as const;

@@ -8,8 +8,8 @@ import type { AgentRunner } from "../runner/create-agent-runner.js";
 import { oneLine } from "../runner/message-text.js";
 import type { RunnerEvent } from "../runner/runner-events.js";
 import type { Store } from "../store/create-store.js";
-import type { LogEntry } from "../store/log-entry.js";
-import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
+import type { LogEntry } from "../store/thread-layout.js";
+import { canonicalThreadId, parseThreadId } from "../store/thread-layout.js";
 import {
   type SavedThreadStatus,
   type ThreadFigures,

@@ -1,5 +1,5 @@
 import type { Store } from "../store/create-store.js";
-import type { LogEntry } from "../store/log-entry.js";
+import type { LogEntry } from "../store/thread-layout.js";
 import { readCursor, writeCursor } from "./backfill.js";
 
 /**

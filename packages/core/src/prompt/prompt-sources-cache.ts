@@ -1,6 +1,6 @@
 import { localDate } from "../memory/local-date.js";
 import { remember } from "../memory/read-cache.js";
-import { parseThreadId } from "../store/thread-id.js";
+import { parseThreadId } from "../store/thread-layout.js";
 import { loadPromptSources, type PromptSources } from "./load-prompt-sources.js";
 
 /**

@@ -1,5 +1,5 @@
 import { closeSync, openSync, unlinkSync } from "node:fs";
-import { writeFully } from "../store/write-fully.js";
+import { writeFully } from "../fs/write.js";
 
 export interface OutputCaptureOptions {
   /** Bytes kept in memory: all of the output up to this; past it, its first and last half. */

@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { overwriteInPlace } from "../store/overwrite-in-place.js";
+import { overwriteInPlace } from "../fs/write.js";
 import {
   descendantPids,
   killProcessTreeNow,

@@ -1,12 +1,7 @@
 import type { Usage } from "@mariozechner/pi-ai";
 import type { RunnerStats } from "../runner/create-agent-runner.js";
 
-/**
- * `<thread dir>/status.json`: a thread's figures as of its last deactivation (or shutdown, or
- * reset), so `/status` and `GET /v1/threads` can show them while no agent of the thread is
- * loaded — after a restart too — without loading its context.
- */
-export const THREAD_STATUS_FILE = "status.json";
+// The format of a thread's status.json (THREAD_STATUS_FILE).
 
 /** A thread's context and cost figures, as `/status` and `GET /v1/threads` show them. */
 export interface ThreadFigures {

@@ -18,7 +18,7 @@ import {
   openFileBound,
   openForAppendAsync,
   setOpenFileBound,
-} from "../../src/store/durable-append.js";
+} from "../../src/fs/durable-append.js";
 import { fakeFullDisk } from "../helpers/full-disk.js";
 
 const lines = (path: string) =>

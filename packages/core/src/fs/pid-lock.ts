@@ -1,8 +1,7 @@
 import { closeSync, openSync, readFileSync, rmSync, statSync } from "node:fs";
 import { uptime } from "node:os";
 import { ConfigError } from "../config/config-error.js";
-import { fileWriteError } from "./file-write-error.js";
-import { writeFully } from "./write-fully.js";
+import { fileWriteError, writeFully } from "./write.js";
 
 /**
  * A lock file holding its owner's pid: one process at a time may hold `path`. A lock is taken

@@ -8,8 +8,7 @@ import {
   readFileSync,
   readSync,
 } from "node:fs";
-import { fileWriteError } from "./file-write-error.js";
-import { appendFully } from "./write-fully.js";
+import { appendFully, fileWriteError } from "./write.js";
 
 /** Records as JSON lines, each ending in a newline ("" for none). */
 export function serializeJsonl(records: readonly unknown[]): string {

@@ -1,7 +1,7 @@
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createStore } from "../../src/store/create-store.js";
-import { canonicalThreadId, encodeSegment, parseThreadId } from "../../src/store/thread-id.js";
+import { canonicalThreadId, encodeSegment, parseThreadId } from "../../src/store/thread-layout.js";
 
 describe("thread ids", () => {
   it("spells every id of one thread one way, the defaults filled in", () => {
