@@ -112,12 +112,6 @@ export {
 export { capText, DEFAULT_FILE_MAX_CHARS } from "./prompt/cap-text.js";
 export { loadPromptSources, type PromptSources } from "./prompt/load-prompt-sources.js";
 export {
-  createPathMapper,
-  identityPath,
-  type PathMapping,
-  type PathTranslator,
-} from "./prompt/path-translation.js";
-export {
   type AgentRunner,
   type AgentRunnerOptions,
   createAgentRunner,
@@ -133,13 +127,7 @@ export type {
   RunStopReason,
   UsageTotals,
 } from "./runner/runner-events.js";
-export {
-  createHostSandbox,
-  type ExecOptions,
-  type ExecResult,
-  type Sandbox,
-} from "./sandbox/host-sandbox.js";
-export type { OutputOverflow, SpilledFile } from "./sandbox/output-capture.js";
+export type { ExecOptions, ExecResult, OutputOverflow, SpilledFile } from "./sandbox/exec.js";
 export { killProcessTree } from "./sandbox/process-tree.js";
 export {
   killLeftoverTrees,
@@ -147,6 +135,16 @@ export {
   RUNNING_TOOLS_FILE,
   recordRunningTrees,
 } from "./sandbox/running-trees.js";
+export {
+  createHostSandbox,
+  createPathMapper,
+  createSandbox,
+  identityPath,
+  type PathMapping,
+  type PathTranslator,
+  type Sandbox,
+  type SandboxConfig,
+} from "./sandbox/sandbox.js";
 export { type LoadedSkills, loadSkills, type Skill } from "./skills/load-skills.js";
 export {
   type ParsedSkill,

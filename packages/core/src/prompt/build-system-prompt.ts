@@ -1,10 +1,10 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { dailyNotePath } from "../memory/daily-notes.js";
+import { identityPath, type PathTranslator } from "../sandbox/sandbox.js";
 import { parseThreadId } from "../store/thread-layout.js";
 import type { BootstrapFileName } from "./bootstrap-files.js";
 import { capText, DEFAULT_FILE_MAX_CHARS } from "./cap-text.js";
 import type { PromptSources } from "./load-prompt-sources.js";
-import { identityPath, type PathTranslator } from "./path-translation.js";
 
 export { localDate } from "../memory/local-date.js";
 

@@ -7,7 +7,7 @@ import type { ThreadHandle } from "../orchestrator/thread-handle.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
 import type { PromptSources } from "../prompt/load-prompt-sources.js";
 import { loadPromptSourcesShared } from "../prompt/prompt-sources-cache.js";
-import { createHostSandbox, type Sandbox } from "../sandbox/host-sandbox.js";
+import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import type { Store } from "../store/create-store.js";
 import { createCoreTools } from "../tools/create-tools.js";
 import { createUploadTool } from "../tools/upload-tool.js";
@@ -29,7 +29,8 @@ export interface ThreadRunnerOptions {
 export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
   const workspaceDir = store.workspaceDir(threadId);
-  const sandbox = options.sandbox ?? createHostSandbox({ modelProvider: resolved.model.provider });
+  const sandbox =
+    options.sandbox ?? createSandbox({ type: "host" }, { modelProvider: resolved.model.provider });
   const tools = createCoreTools({
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),

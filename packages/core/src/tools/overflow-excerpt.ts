@@ -1,5 +1,5 @@
 import { excerptLengths, type SpillResult } from "../artifacts/spill-output.js";
-import type { OutputOverflow } from "../sandbox/output-capture.js";
+import type { OutputOverflow } from "../sandbox/exec.js";
 
 /**
  * The excerpt of a command output too long to hold in memory (the sandbox kept its `head` and

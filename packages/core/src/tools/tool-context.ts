@@ -1,4 +1,4 @@
-import type { Sandbox } from "../sandbox/host-sandbox.js";
+import type { Sandbox } from "../sandbox/sandbox.js";
 
 /** What the built-in tools need from the thread they run in. */
 export interface ToolContext {

@@ -18,7 +18,7 @@ import { createTokenCounter, loadEncoder } from "../../src/context/token-counter
 import type { Logger } from "../../src/logging/logger.js";
 import { createAgentRunner } from "../../src/runner/create-agent-runner.js";
 import type { RunnerEvent } from "../../src/runner/runner-events.js";
-import { createHostSandbox } from "../../src/sandbox/host-sandbox.js";
+import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
 import { createReadTool } from "../../src/tools/read-tool.js";
 
@@ -388,7 +388,7 @@ describe("context engine in the runner (faux provider)", () => {
     const read = createReadTool({
       workspaceDir: store.workspaceDir("cli:local:ctx"),
       artifactsDir: () => store.artifactsDir("cli:local:ctx"),
-      sandbox: createHostSandbox(),
+      sandbox: createSandbox({ type: "host" }),
       toolResultMaxChars: 10_000,
       bashTimeoutSeconds: 5,
     });

@@ -3,18 +3,19 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createHostSandbox, type ExecResult } from "../../src/sandbox/host-sandbox.js";
+import type { ExecResult } from "../../src/sandbox/exec.js";
 import {
   killLeftoverTrees,
   killRunningTrees,
   recordRunningTrees,
 } from "../../src/sandbox/running-trees.js";
+import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { isAlive, waitDead } from "../helpers/process-state.js";
 
 /** Runs `command` in the host sandbox and waits until it printed `count` pids ("pid N"). */
 async function startCommand(cwd: string, command: string, count: number) {
   let output = "";
-  const result = createHostSandbox().exec(command, {
+  const result = createSandbox({ type: "host" }).exec(command, {
     cwd,
     timeoutMs: 60_000,
     onOutput: (chunk) => {
@@ -63,7 +64,7 @@ describe.runIf(existsSync("/proc/self/stat"))("running tool commands", () => {
   it("records running commands, and a later process kills what is left of them — only that", async () => {
     const record = join(dir, "running-tools.jsonl");
     recordRunningTrees(record);
-    const done = createHostSandbox().exec("true", { cwd: dir, timeoutMs: 10_000 });
+    const done = createSandbox({ type: "host" }).exec("true", { cwd: dir, timeoutMs: 10_000 });
     await done;
     expect(readFileSync(record, "utf8")).toBe(""); // it ended: no longer listed
 

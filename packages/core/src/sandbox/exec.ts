@@ -1,6 +1,45 @@
 import { closeSync, openSync, unlinkSync } from "node:fs";
 import { writeFully } from "../fs/write.js";
 
+// What running a command takes and gives, and how its output is captured.
+
+export interface ExecOptions {
+  cwd: string;
+  /** Milliseconds (1 to MAX_EXEC_TIMEOUT_MS); the whole process tree is killed when it passes. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Combined stdout+stderr chunks as they arrive. */
+  onOutput?: (chunk: string) => void;
+  /**
+   * Bytes of output kept in memory (default 10 MiB). A longer output keeps its first and last
+   * half of them, and goes whole to the `spillTo` file as it comes.
+   */
+  maxBufferBytes?: number;
+  /** The file an output longer than `maxBufferBytes` is saved to (called only then). */
+  spillTo?: () => string;
+  /**
+   * Most bytes of such an output's start the file holds (default 1 GiB); past it, only its end
+   * (the last half of `maxBufferBytes`) follows, after a line saying how much was left out.
+   */
+  maxSpillBytes?: number;
+  /** The command's environment (default: guppy's), always without guppy's own secrets. */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface ExecResult {
+  /** Combined stdout and stderr in arrival order: all of it, or its head (see `overflow`). */
+  output: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** Set when the output passed `maxBufferBytes`: its tail, its size and where it was saved. */
+  overflow?: OutputOverflow;
+}
+
+/** The longest a Node timer waits (2^31 − 1 ms, ~24.8 days); a longer one fires at once. */
+export const MAX_EXEC_TIMEOUT_MS = 2 ** 31 - 1;
+
 export interface OutputCaptureOptions {
   /** Bytes kept in memory: all of the output up to this; past it, its first and last half. */
   memoryBytes: number;

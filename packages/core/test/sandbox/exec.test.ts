@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createOutputCapture } from "../../src/sandbox/output-capture.js";
+import { createOutputCapture } from "../../src/sandbox/exec.js";
 
 describe("output capture", () => {
   const dir = mkdtempSync(join(tmpdir(), "guppy-capture-"));
