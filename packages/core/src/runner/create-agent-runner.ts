@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { AgentMessage, AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, ImageContent, Model, Usage } from "@mariozechner/pi-ai";
+import { isOverflowError } from "../context/compaction.js";
 import { isCompactionMessage } from "../context/compaction-message.js";
 import { computeBudget } from "../context/context-budget.js";
 import {
@@ -9,7 +10,6 @@ import {
   createContextEngine,
 } from "../context/create-context-engine.js";
 import { createLlmMessages } from "../context/llm-messages.js";
-import { isOverflowError } from "../context/overflow.js";
 import { createToolResultSpill } from "../context/spill-tool-result.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { chooseCut, cutPoints } from "../../src/context/cut-point.js";
+import { chooseCut, cutPoints } from "../../src/context/compaction.js";
 import { isValid, repairPairing } from "../../src/context/repair-pairing.js";
 import { assistant, call, cleanHistory, messyHistory, result, user } from "./history-arbitrary.js";
 import { type WireApi, wirePayload, wireProblems } from "./wire-check.js";
