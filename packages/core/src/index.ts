@@ -1,4 +1,3 @@
-export { excerptHeadTail, spillOutput } from "./artifacts/spill-output.js";
 export { ConfigError, isConfigError } from "./config/config-error.js";
 export {
   type ConfigSource,
@@ -26,12 +25,12 @@ export {
   wireApis,
 } from "./config/settings-schema.js";
 export { settingsTable } from "./config/settings-table.js";
+export { type ContextBudget, computeBudget } from "./context/compaction.js";
 export {
   type CompactionMessage,
   type CompactionReason,
   isCompactionMessage,
 } from "./context/compaction-message.js";
-export { type ContextBudget, computeBudget } from "./context/context-budget.js";
 export {
   type CompactionInfo,
   type CompactionOutcome,
@@ -40,7 +39,7 @@ export {
   createContextEngine,
 } from "./context/create-context-engine.js";
 export { describeCompaction } from "./context/describe-compaction.js";
-export { repairPairing } from "./context/repair-pairing.js";
+export { repairPairing } from "./context/llm-messages.js";
 export { createTokenCounter, type TokenCounter } from "./context/token-counter.js";
 export {
   appendLines,
@@ -59,14 +58,24 @@ export {
 } from "./inbox/create-inbox.js";
 export type { InboxOutcome, InboxRecord, PendingPrompt } from "./inbox/inbox-record.js";
 export { createLineLogger, type Logger, type LogLevel, silentLogger } from "./logging/logger.js";
-export { type DailyNote, dailyNotePath, readRecentDailyNotes } from "./memory/daily-notes.js";
-export { addDays } from "./memory/local-date.js";
-export { type MemoryLevel, readMemoryLevels } from "./memory/memory-levels.js";
-export { type Scope, type ScopeDir, scopeDirs, scopes } from "./memory/scope-dirs.js";
-export { type DiscoveredModel, discoverLocalModel, localServers } from "./model/local-servers.js";
+export {
+  addDays,
+  type DailyNote,
+  dailyNotePath,
+  type MemoryLevel,
+  readMemoryLevels,
+  readRecentDailyNotes,
+  type Scope,
+  type ScopeDir,
+  scopeDirs,
+  scopes,
+} from "./memory/memory.js";
 export {
   DEFAULT_CUSTOM_CONTEXT_WINDOW,
+  type DiscoveredModel,
+  discoverLocalModel,
   envKeyName,
+  localServers,
   noModelMessage,
   type ResolvedModel,
   resolveModel,
@@ -99,18 +108,20 @@ export type {
   ThreadHandle,
 } from "./orchestrator/thread-handle.js";
 export {
-  type BootstrapFile,
-  type BootstrapFileName,
-  bootstrapFileNames,
-  readBootstrapFiles,
-} from "./prompt/bootstrap-files.js";
-export {
   buildSystemPrompt,
+  capText,
+  DEFAULT_FILE_MAX_CHARS,
   localDate,
   type SystemPromptInput,
 } from "./prompt/build-system-prompt.js";
-export { capText, DEFAULT_FILE_MAX_CHARS } from "./prompt/cap-text.js";
-export { loadPromptSources, type PromptSources } from "./prompt/load-prompt-sources.js";
+export {
+  type BootstrapFile,
+  type BootstrapFileName,
+  bootstrapFileNames,
+  loadPromptSources,
+  type PromptSources,
+  readBootstrapFiles,
+} from "./prompt/prompt-sources.js";
 export {
   type AgentRunner,
   type AgentRunnerOptions,
@@ -120,7 +131,7 @@ export {
   type RunResult,
 } from "./runner/create-agent-runner.js";
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
-export { isAssistant, messageText, oneLine } from "./runner/message-text.js";
+export { isAssistant, messageText, oneLine, trimTrailingNewlines } from "./runner/message-text.js";
 export type {
   RunnerEvent,
   RunnerEventListener,
@@ -128,13 +139,13 @@ export type {
   UsageTotals,
 } from "./runner/runner-events.js";
 export type { ExecOptions, ExecResult, OutputOverflow, SpilledFile } from "./sandbox/exec.js";
-export { killProcessTree } from "./sandbox/process-tree.js";
 export {
   killLeftoverTrees,
+  killProcessTree,
   killRunningTrees,
   RUNNING_TOOLS_FILE,
   recordRunningTrees,
-} from "./sandbox/running-trees.js";
+} from "./sandbox/process-tree.js";
 export {
   createHostSandbox,
   createPathMapper,
@@ -145,12 +156,14 @@ export {
   type Sandbox,
   type SandboxConfig,
 } from "./sandbox/sandbox.js";
-export { type LoadedSkills, loadSkills, type Skill } from "./skills/load-skills.js";
 export {
+  type LoadedSkills,
+  loadSkills,
   type ParsedSkill,
   parseSkillFile,
+  type Skill,
   type SkillFrontmatter,
-} from "./skills/parse-skill-file.js";
+} from "./skills/load-skills.js";
 export { createStore, type Store } from "./store/create-store.js";
 export type { LogEntry } from "./store/thread-layout.js";
 export {
@@ -160,7 +173,7 @@ export {
   type ThreadRef,
 } from "./store/thread-layout.js";
 export { type SavedThreadStatus, threadFigures } from "./store/thread-status-file.js";
-export { trimTrailingNewlines } from "./text/trailing-newlines.js";
 export { createCoreTools } from "./tools/create-tools.js";
+export { excerptHeadTail, spillOutput } from "./tools/spill-output.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export { createUploadTool, UPLOAD_MAX_BYTES } from "./tools/upload-tool.js";

@@ -1,13 +1,13 @@
 import type { AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Tool, Usage } from "@mariozechner/pi-ai";
 import { type Logger, silentLogger } from "../logging/logger.js";
+import type { ContextBudget } from "./compaction.js";
 import { chooseCut, compactionMessage, cutPoints, shrinkLongTexts } from "./compaction.js";
 import {
   type CompactionMessage,
   type CompactionReason,
   isCompactionMessage,
 } from "./compaction-message.js";
-import type { ContextBudget } from "./context-budget.js";
 import { summarise } from "./summarise.js";
 import { createTokenCounter, type TokenCounter } from "./token-counter.js";
 

@@ -1,6 +1,6 @@
 import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Usage } from "@mariozechner/pi-ai";
-import { markPromptSourcesStale } from "../prompt/prompt-sources-cache.js";
+import { markPromptSourcesStale } from "../prompt/prompt-sources.js";
 import { idleMessage } from "./create-stream-fn.js";
 import { isAssistant, messageText, oneLine } from "./message-text.js";
 import { emptyTotals, type RunnerEvent, type UsageTotals } from "./runner-events.js";

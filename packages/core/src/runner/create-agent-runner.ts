@@ -1,18 +1,17 @@
 import { setMaxListeners } from "node:events";
 import type { AgentMessage, AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, ImageContent, Model, Usage } from "@mariozechner/pi-ai";
-import { isOverflowError } from "../context/compaction.js";
+import { computeBudget, isOverflowError } from "../context/compaction.js";
 import { isCompactionMessage } from "../context/compaction-message.js";
-import { computeBudget } from "../context/context-budget.js";
 import {
   type CompactionOutcome,
   type ContextStats,
   createContextEngine,
 } from "../context/create-context-engine.js";
 import { createLlmMessages } from "../context/llm-messages.js";
-import { createToolResultSpill } from "../context/spill-tool-result.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
+import { createToolResultSpill } from "../tools/spill-output.js";
 import {
   createEventTranslator,
   lastUsage,

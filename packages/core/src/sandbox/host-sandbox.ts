@@ -10,8 +10,7 @@ import {
   type ExecResult,
   MAX_EXEC_TIMEOUT_MS,
 } from "./exec.js";
-import { killProcessTree } from "./process-tree.js";
-import { trackTree, untrackTree } from "./running-trees.js";
+import { killProcessTree, trackTree, untrackTree } from "./process-tree.js";
 
 const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 

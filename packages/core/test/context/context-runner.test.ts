@@ -11,8 +11,8 @@ import {
 } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { computeBudget } from "../../src/context/context-budget.js";
-import { repairPairing } from "../../src/context/repair-pairing.js";
+import { computeBudget } from "../../src/context/compaction.js";
+import { repairPairing } from "../../src/context/llm-messages.js";
 import { SUMMARY_SYSTEM_PROMPT } from "../../src/context/summarise.js";
 import { createTokenCounter, loadEncoder } from "../../src/context/token-counter.js";
 import type { Logger } from "../../src/logging/logger.js";

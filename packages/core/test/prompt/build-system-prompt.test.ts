@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildSystemPrompt, type SystemPromptInput } from "../../src/prompt/build-system-prompt.js";
-import { loadPromptSources } from "../../src/prompt/load-prompt-sources.js";
+import { loadPromptSources } from "../../src/prompt/prompt-sources.js";
 import { createPathMapper } from "../../src/sandbox/sandbox.js";
 import { createCoreTools } from "../../src/tools/create-tools.js";
 import { tempHome } from "../helpers/temp-home.js";

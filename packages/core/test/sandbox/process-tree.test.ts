@@ -8,7 +8,7 @@ import {
   killLeftoverTrees,
   killRunningTrees,
   recordRunningTrees,
-} from "../../src/sandbox/running-trees.js";
+} from "../../src/sandbox/process-tree.js";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { isAlive, waitDead } from "../helpers/process-state.js";
 

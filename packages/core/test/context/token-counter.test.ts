@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { countTokens } from "gpt-tokenizer/encoding/cl100k_base";
 import { CL100K_TOKEN_SPLIT_REGEX } from "gpt-tokenizer/encodingParams/constants";
 import { describe, expect, it } from "vitest";
-import { createPieceCounter, MAX_PIECE } from "../../src/context/piece-counter.js";
+import { createPieceCounter, MAX_PIECE } from "../../src/context/token-counter.js";
 
 /** The BPE count of a whole text, special tokens' spellings counted as plain text. */
 const plain = { disallowedSpecial: new Set<string>() };

@@ -1,7 +1,14 @@
-import { localDate } from "../memory/local-date.js";
-import { remember } from "../memory/read-cache.js";
+import { join } from "node:path";
+import {
+  type DailyNote,
+  localDate,
+  type MemoryLevel,
+  readMemoryLevels,
+  readRecentDailyNotes,
+} from "../memory/memory.js";
+import { readTextFile, remember } from "../memory/read-text-file.js";
+import { loadSkills, type Skill } from "../skills/load-skills.js";
 import { parseThreadId } from "../store/thread-layout.js";
-import { loadPromptSources, type PromptSources } from "./load-prompt-sources.js";
 
 /**
  * How long the prompt sources read for one channel are reused without looking at the disk. Every
@@ -79,4 +86,58 @@ function sameValue(a: unknown, b: unknown): boolean {
   const x = a as Record<string, unknown>;
   const y = b as Record<string, unknown>;
   return keys.every((k) => Object.hasOwn(y, k) && sameValue(x[k], y[k]));
+}
+
+/** Everything the system prompt takes from disk, read fresh before each run. */
+export interface PromptSources {
+  bootstrap: BootstrapFile[];
+  memory: MemoryLevel[];
+  /** Today's note first, then the previous days. */
+  dailyNotes: DailyNote[];
+  skills: Skill[];
+  /** Problems found while loading skills (one line each, naming the file). */
+  warnings: string[];
+}
+
+export function loadPromptSources(options: {
+  home: string;
+  threadId: string;
+  now: Date;
+  timeZone?: string;
+}): PromptSources {
+  const { home, threadId } = options;
+  const { skills, warnings } = loadSkills(home, threadId);
+  return {
+    bootstrap: readBootstrapFiles(home),
+    memory: readMemoryLevels(home, threadId),
+    dailyNotes: readRecentDailyNotes(home, options.now, options.timeZone),
+    skills,
+    warnings,
+  };
+}
+
+/** Files in `<home>` that shape the agent, in the order the prompt places them. */
+export const bootstrapFileNames = [
+  "IDENTITY.md",
+  "SOUL.md",
+  "USER.md",
+  "AGENTS.md",
+  "SYSTEM.md",
+] as const;
+export type BootstrapFileName = (typeof bootstrapFileNames)[number];
+
+export interface BootstrapFile {
+  name: BootstrapFileName;
+  path: string;
+  /** Undefined when missing or blank (or only HTML comments). */
+  content?: string;
+}
+
+/** Reads IDENTITY.md, SOUL.md, USER.md, AGENTS.md and SYSTEM.md from `<home>`, fresh. */
+export function readBootstrapFiles(home: string): BootstrapFile[] {
+  return bootstrapFileNames.map((name) => {
+    const path = join(home, name);
+    const content = readTextFile(path);
+    return { name, path, ...(content ? { content } : {}) };
+  });
 }

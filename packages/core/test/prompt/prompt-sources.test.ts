@@ -6,7 +6,7 @@ import {
   loadPromptSourcesShared,
   markPromptSourcesStale,
   PROMPT_SOURCES_FRESH_MS,
-} from "../../src/prompt/prompt-sources-cache.js";
+} from "../../src/prompt/prompt-sources.js";
 
 describe("prompt sources shared by a channel's threads", () => {
   let home: string;

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AfterToolCallContext } from "@mariozechner/pi-agent-core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createToolResultSpill } from "../../src/context/spill-tool-result.js";
+import { createToolResultSpill } from "../../src/tools/spill-output.js";
 
 const ctx = (name: string, text: string, details: unknown = {}) =>
   ({
