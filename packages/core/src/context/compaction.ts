@@ -44,7 +44,7 @@ export function cutPoints(messages: readonly AgentMessage[]): boolean[] {
     if (role === "toolResult") open.delete((m as { toolCallId: string }).toolCallId);
   }
   // Conservative: an index right after calls still waiting for results is never a cut point,
-  // even when the results never come (repair-pairing deals with those).
+  // even when the results never come (`repairPairing` deals with those).
   return valid;
 }
 

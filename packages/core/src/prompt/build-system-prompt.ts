@@ -54,7 +54,7 @@ interface SharedSections {
 
 /**
  * Translator → sources → the rest of the input → sections. Every thread of a channel shares one
- * PromptSources object (prompt-sources-cache.ts) and the host's translator, so under load a new
+ * PromptSources object (prompt-sources.ts) and the host's translator, so under load a new
  * thread's prompt reuses the sections built for the channel's other threads.
  */
 const sharedMemo = new WeakMap<PathTranslator, WeakMap<object, Map<string, SharedSections>>>();

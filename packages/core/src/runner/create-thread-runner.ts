@@ -57,7 +57,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     toolResultMaxChars: config.toolResultMaxChars,
     tools,
     // Re-read before every run (shared by a channel's threads for a moment, see
-    // prompt-sources-cache.ts): memory, daily notes, identity files and skills may have changed.
+    // prompt-sources.ts): memory, daily notes, identity files and skills may have changed.
     // The same sources on the same day give the same bytes, so the last prompt is reused.
     systemPrompt: () => {
       const now = new Date();

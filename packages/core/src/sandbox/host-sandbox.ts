@@ -60,7 +60,7 @@ export function execOnHost(
     });
 
     // Killed with the others if guppy must exit at once, and recorded for the next start if
-    // guppy is killed (see running-trees.ts).
+    // guppy is killed (see `recordRunningTrees`).
     if (child.pid !== undefined) trackTree(child.pid, tag);
 
     const onData = (data: Buffer) => {
