@@ -87,6 +87,7 @@ export interface ContextEngine {
   tighten(): void;
 }
 
+// Long by design: one closure per thread runner whose methods share the budget, anchor and counts.
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
   const { model } = options;
   const full = options.budget;

@@ -48,11 +48,8 @@ export function appendLines(path: string, records: readonly unknown[]): number {
 }
 
 /**
- * An append-only file this process keeps open: opening a file by path costs more than the
- * append itself (a path walk; on journaled disks a stall behind other fsyncs), and a busy thread
- * appends several lines per prompt. `whole` says its last line is known to be whole, so the next
- * append skips the fstat and one-byte read (which matter only after another writer died
- * mid-line).
+ * An append-only file this process keeps open (opening by path costs more than the append).
+ * `whole`: its last line is known to be whole, so the next append skips the torn-line check.
  */
 interface OpenFile {
   fd: number;
@@ -66,11 +63,8 @@ interface OpenFile {
 }
 
 /**
- * Bounded well under the process's file-descriptor limit (Node raises the soft limit to the hard
- * one at start). The orchestrator closes a thread's files when it deactivates, so this holds the
- * active threads' files. Recency is a stamp on each entry, not the map's order: a busy thread
- * appends several times per prompt, and moving its entry to the end each time (a delete and a
- * set, and a rehash of the table now and then) cost more than the appends' bookkeeping needs.
+ * The open files, bounded under the file-descriptor limit (the orchestrator closes an idle
+ * thread's files). Recency is a stamp on each entry, cheaper than reordering the map per append.
  */
 const openFiles = new Map<string, OpenFile>();
 let clock = 0;
@@ -169,10 +163,8 @@ function remember(path: string, file: OpenFile): void {
 const opening = new Map<string, { count: number; forgets: number }>();
 
 /**
- * Opens `path` for appending off the event loop (creating it if missing; its directory must
- * exist, see `makeDirectoryAsync`) and keeps it with the files `appendLines` holds open:
- * the thread's next appends find it open. On a disk where creating a file takes a millisecond
- * this keeps the event loop free.
+ * Opens `path` for appending off the event loop (created if missing; its directory must exist)
+ * and keeps it with the files `appendLines` holds open, for the thread's next appends.
  */
 export async function openForAppendAsync(path: string): Promise<void> {
   if (openFiles.has(path)) return;

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { encodeSegment, parseThreadId } from "../store/thread-layout.js";
+import { adapterDirOf, channelDirOf, parseThreadId } from "../store/thread-layout.js";
 import { readTextFile } from "./read-text-file.js";
 
 export interface MemoryLevel {
@@ -46,15 +46,19 @@ export interface ScopeDir {
   label: string;
 }
 
-/** The global, transport and channel directories a thread sees (same layout and encoding as the store). */
+/** The global, transport and channel directories a thread sees (the store's layout). */
 export function scopeDirs(home: string, threadId: string): ScopeDir[] {
   const ref = parseThreadId(threadId);
   return [
     { scope: "global", dir: home, label: "global" },
-    { scope: "transport", dir: join(home, ref.adapter), label: `transport (${ref.adapter})` },
+    {
+      scope: "transport",
+      dir: adapterDirOf(home, threadId),
+      label: `transport (${ref.adapter})`,
+    },
     {
       scope: "channel",
-      dir: join(home, ref.adapter, encodeSegment(ref.channel)),
+      dir: channelDirOf(home, threadId),
       label: `channel (${ref.adapter}:${ref.channel})`,
     },
   ];

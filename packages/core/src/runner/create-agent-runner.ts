@@ -115,6 +115,7 @@ export interface AgentRunnerOptions {
   baseStreamFn?: StreamFn;
 }
 
+// Long by design: one closure per thread whose methods share its agent, engine and run state.
 export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   const { threadId, store, model } = options;
   const logger = options.logger ?? silentLogger;

@@ -99,6 +99,7 @@ const NEWLINE = 0x0a;
  * file, nothing counted). Past that only a head and a rolling tail stay in memory, and the whole
  * output (from its start) is streamed to the `spillTo` file, so a long log keeps both its real
  * end — where the error usually is — and everything before it.
+ * Long by design: one closure per command whose push and finish share the buffers and file.
  */
 export function createOutputCapture(options: OutputCaptureOptions): OutputCapture {
   const half = Math.floor(options.memoryBytes / 2);

@@ -14,8 +14,9 @@ import { overwriteInPlace, writeFileAtomic } from "../fs/write.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import {
   ARTIFACTS_DIR,
+  adapterDirOf,
   CONTEXT_FILE,
-  encodeSegment,
+  channelDirOf,
   isAdapterDirName,
   isLogEntry,
   isShortenedSegment,
@@ -23,7 +24,6 @@ import {
   LOG_FILE,
   type LogEntry,
   needsThreadIdFile,
-  parseThreadId,
   THREAD_ID_FILE,
   THREAD_STATUS_FILE,
   threadDirOf,
@@ -99,6 +99,7 @@ export const LOG_RESUME_WINDOW = 64 * 1024;
 /** Appends a thread's log mirror holds before it is dropped (the next read goes to the file). */
 const MAX_MIRRORED = 256;
 
+// Long by design: one closure per home whose methods share the path, directory and log caches.
 export function createStore(options: { home: string; logger?: Logger }): Store {
   const home = options.home;
   const logger = options.logger ?? silentLogger;
@@ -112,11 +113,6 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     return dir;
   };
 
-  const transportDir = (threadId: string) => join(home, parseThreadId(threadId).adapter);
-  const channelDir = (threadId: string) => {
-    const ref = parseThreadId(threadId);
-    return join(home, ref.adapter, encodeSegment(ref.channel));
-  };
   /** Thread id → its directory and files: worked out a dozen times per run, so kept (bounded). */
   const threadPaths = new Map<string, { dir: string; log: string; context: string }>();
   const pathsOf = (threadId: string) => {
@@ -160,8 +156,8 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
 
   return {
     home,
-    transportDir,
-    channelDir,
+    transportDir: (threadId) => adapterDirOf(home, threadId),
+    channelDir: (threadId) => channelDirOf(home, threadId),
     threadDir,
     ensureThreadDir: (threadId) => ensure(threadDir(threadId)),
     workspaceDir: (threadId) => join(threadDir(threadId), WORKSPACE_DIR),

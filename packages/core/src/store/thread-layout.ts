@@ -120,7 +120,18 @@ export function decodeSegment(encoded: string): string {
   return decodeURIComponent(encoded);
 }
 
-/** The directory of a thread: `<home>/<adapter>/<channel>/<thread>` (throws like `parseThreadId`). */
+/** The directory of a thread's adapter: `<home>/<adapter>` (throws like `parseThreadId`). */
+export function adapterDirOf(home: string, threadId: string): string {
+  return join(home, parseThreadId(threadId).adapter);
+}
+
+/** The directory of a thread's channel: `<home>/<adapter>/<channel>`. */
+export function channelDirOf(home: string, threadId: string): string {
+  const ref = parseThreadId(threadId);
+  return join(home, ref.adapter, encodeSegment(ref.channel));
+}
+
+/** The directory of a thread: `<home>/<adapter>/<channel>/<thread>`. */
 export function threadDirOf(home: string, threadId: string): string {
   const ref = parseThreadId(threadId);
   return join(home, ref.adapter, encodeSegment(ref.channel), encodeSegment(ref.thread));
