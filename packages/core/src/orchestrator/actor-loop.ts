@@ -1,7 +1,7 @@
 import type { ImageContent } from "@mariozechner/pi-ai";
 import type { AcceptedRecord, PendingPrompt } from "../inbox/inbox-record.js";
 import { oneLine } from "../runner/message-text.js";
-import type { LogEntry } from "../store/log-entry.js";
+import type { LogEntry } from "../store/thread-layout.js";
 import type { AgentRunner, RunnerEvent } from "../types.js";
 import type { ActorHost, ActorState, QueuedPrompt } from "./actor-types.js";
 import { backfillMessage, interruptedRunMessage } from "./backfill.js";

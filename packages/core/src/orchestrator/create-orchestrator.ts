@@ -2,7 +2,7 @@ import { createInbox } from "../inbox/create-inbox.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { oneLine } from "../runner/message-text.js";
 import type { Store } from "../store/create-store.js";
-import { canonicalThreadId, parseThreadId } from "../store/thread-id.js";
+import { canonicalThreadId, parseThreadId } from "../store/thread-layout.js";
 import type {
   ActorMessage,
   AgentRunner,

@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import type { Inbox } from "../inbox/create-inbox.js";
 import type { Logger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
-import type { LogEntry } from "../store/log-entry.js";
+import type { LogEntry } from "../store/thread-layout.js";
 import { readCursor, writeCursor } from "./backfill.js";
 
 /**

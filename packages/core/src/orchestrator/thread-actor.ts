@@ -1,6 +1,6 @@
 import { describeCompaction } from "../context/describe-compaction.js";
 import type { AcceptedRecord } from "../inbox/inbox-record.js";
-import { canonicalThreadId } from "../store/thread-id.js";
+import { canonicalThreadId } from "../store/thread-layout.js";
 import { threadFigures } from "../store/thread-status-file.js";
 import type {
   ActorMessage,

@@ -1,5 +1,5 @@
 import type { Store } from "../store/create-store.js";
-import { canonicalThreadId } from "../store/thread-id.js";
+import { canonicalThreadId } from "../store/thread-layout.js";
 import { threadFigures } from "../store/thread-status-file.js";
 import type { SavedThreadStatus, ThreadStatus } from "../types.js";
 import type { ThreadActor } from "./thread-actor.js";

@@ -1,12 +1,7 @@
 import type { Usage } from "@mariozechner/pi-ai";
 import type { RunnerStats, SavedThreadStatus, ThreadFigures } from "../types.js";
 
-/**
- * `<thread dir>/status.json`: a thread's figures as of its last deactivation (or shutdown, or
- * reset), so `/status` and `GET /v1/threads` can show them while no agent of the thread is
- * loaded — after a restart too — without loading its context.
- */
-export const THREAD_STATUS_FILE = "status.json";
+// The format of a thread's status.json (THREAD_STATUS_FILE).
 
 /** A runner's figures, as status.json keeps them. */
 export function threadFigures(stats: RunnerStats): ThreadFigures {

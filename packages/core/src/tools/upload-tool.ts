@@ -3,8 +3,7 @@ import { basename } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import type { ThreadHandle } from "../types.js";
-import { resolveToolPath } from "./resolve-path.js";
-import { textResult } from "./text-result.js";
+import { resolveToolPath, textResult } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File to send, absolute or relative to the workspace" }),
