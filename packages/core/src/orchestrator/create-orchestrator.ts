@@ -849,6 +849,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       links.set(link.adapterId, link);
     },
 
+    threadHandle: linkHandle,
+
     async reset(threadId, messageId): Promise<ResetResult> {
       const fresh = !actors.has(canonicalThreadId(threadId));
       const actor = actorFor(threadId);

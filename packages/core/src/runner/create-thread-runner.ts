@@ -1,6 +1,7 @@
 import { platform, release } from "node:os";
 import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
+import { secretEnvNames } from "../config/settings-schema.js";
 import type { Logger } from "../logging/logger.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
 import type { ThreadHandle } from "../orchestrator/thread-handle.js";
@@ -29,7 +30,12 @@ export interface ThreadRunnerOptions {
 export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
   const workspaceDir = store.workspaceDir(threadId);
-  const sandbox = options.sandbox ?? createHostSandbox({ modelProvider: resolved.model.provider });
+  const sandbox =
+    options.sandbox ??
+    createHostSandbox({
+      modelProvider: resolved.model.provider,
+      secretEnv: secretEnvNames(config.settings),
+    });
   const tools = createCoreTools({
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),

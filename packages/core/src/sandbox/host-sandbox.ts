@@ -67,12 +67,16 @@ export const MAX_EXEC_TIMEOUT_MS = 2 ** 31 - 1;
 /**
  * Commands run on the host, with guppy's environment minus the secrets guppy itself consumes
  * (tool-env.ts). `modelProvider` is the provider of the thread's model: its key variables are
- * withheld even where they are general-purpose tokens such as GITHUB_TOKEN.
+ * withheld even where they are general-purpose tokens such as GITHUB_TOKEN. `secretEnv`: the
+ * variables of the app's secret settings (a bot token), withheld too.
  */
-export function createHostSandbox(options: { modelProvider?: string } = {}): Sandbox {
+export function createHostSandbox(
+  options: { modelProvider?: string; secretEnv?: readonly string[] } = {},
+): Sandbox {
   return {
     kind: "host",
-    exec: (command, execOptions) => execOnHost(command, execOptions, options.modelProvider),
+    exec: (command, execOptions) =>
+      execOnHost(command, execOptions, options.modelProvider, options.secretEnv),
     toAgentPath: identityPath,
   };
 }
@@ -81,6 +85,7 @@ function execOnHost(
   command: string,
   options: ExecOptions,
   modelProvider: string | undefined,
+  secretEnv: readonly string[] | undefined,
 ): Promise<ExecResult> {
   const { timeoutMs } = options;
   if (!(timeoutMs >= 1 && timeoutMs <= MAX_EXEC_TIMEOUT_MS)) {
@@ -103,7 +108,7 @@ function execOnHost(
     const child = spawn(shell, ["-c", command], {
       cwd: options.cwd,
       env: {
-        ...toolEnv(options.env ?? process.env, modelProvider),
+        ...toolEnv(options.env ?? process.env, modelProvider, secretEnv),
         GUPPY_EXEC_TAG: tag.slice("GUPPY_EXEC_TAG=".length),
       },
       detached: true,

@@ -296,4 +296,17 @@ describe("bash tool", () => {
     for (const value of secrets.values()) expect(plain).not.toContain(value);
     expect(plain).toContain("GUPPY_TEST_UNRELATED=still-here");
   });
+
+  it("runs commands without the app's secret settings it names (a bot token)", async () => {
+    vi.stubEnv("APP_BOT_TOKEN", "app-secret-value");
+    vi.stubEnv("APP_PLAIN", "app-plain-value");
+    const shown = resultText(
+      await createBashTool({
+        ...fx.ctx,
+        sandbox: createHostSandbox({ secretEnv: ["APP_BOT_TOKEN"] }),
+      }).execute("1", { command: "env" }),
+    );
+    expect(shown).not.toContain("app-secret-value");
+    expect(shown).toContain("APP_PLAIN=app-plain-value");
+  });
 });

@@ -1,4 +1,5 @@
 import { isConfigError, loadConfig } from "@guppy/core";
+import { guppySettings } from "../channels/registry.js";
 import type { CliArgs } from "./parse-cli-args.js";
 
 /** Exit codes: 1 = the run failed, 2 = a usage or configuration mistake, 130 = interrupted. */
@@ -33,7 +34,8 @@ export function reportError(error: unknown, args?: CliArgs): number {
  */
 function debugOn(args: CliArgs | undefined): boolean {
   try {
-    return loadConfig({ flags: args?.configFlags, home: args?.home }).debug;
+    return loadConfig({ flags: args?.configFlags, home: args?.home, settings: guppySettings })
+      .debug;
   } catch {
     return false;
   }

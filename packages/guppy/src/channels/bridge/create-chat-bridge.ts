@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import {
   type ChannelLink,
-  type GroupReplies,
   type Logger,
   type Orchestrator,
   type PromptContent,
@@ -9,9 +8,8 @@ import {
   type Store,
 } from "@guppy/core";
 import type { Chat, Message, Thread } from "chat";
-import type { ChatUser } from "../../access/access-types.js";
+import type { ChatUser, GroupReplies } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
-import { registerChannelLink } from "./channel-links.js";
 import {
   helpText,
   type ParsedCommand,
@@ -323,7 +321,6 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     },
   };
   orchestrator.registerChannel(link);
-  registerChannelLink(link);
 
   return {
     link,
