@@ -10,8 +10,8 @@ import { telegram } from "./telegram/descriptor.js";
 /** The gateway's channels, in the order `guppy serve` starts them: a new one is a folder and a line. */
 export const channels = [http, telegram, slack, discord] as const;
 
-type Settings = (typeof channels)[number]["settings"];
-type Merged<U> = (U extends unknown ? (all: U) => void : never) extends (all: infer I) => void
+/** Every member of a union at once: the channels' settings tables as one table's type. */
+type AllOf<U> = (U extends unknown ? (all: U) => void : never) extends (all: infer I) => void
   ? I
   : never;
 
@@ -20,7 +20,7 @@ export const guppySettings = Object.assign(
   {},
   accessSettings,
   ...channels.map((channel) => channel.settings),
-) as typeof accessSettings & Merged<Settings>;
+) as typeof accessSettings & AllOf<(typeof channels)[number]["settings"]>;
 
 /** Core's settings and guppy's, in the order `guppy config` and docs/configuration.md list them. */
 export const allSettings: SettingDefinitions = withAppSettings(guppySettings);

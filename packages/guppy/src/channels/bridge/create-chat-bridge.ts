@@ -47,9 +47,8 @@ export interface ChatBridgeOptions {
   refusedAtShutdown?: (message: Message) => boolean;
 }
 
-/** What a channel needs from the bridge after wiring: the link the orchestrator replies through. */
+/** What a channel needs from the bridge after wiring. */
 export interface ChatBridge {
-  readonly link: ChannelLink;
   /** Resolves when every reply started so far has been posted (tests, shutdown). */
   idle(): Promise<void>;
 }
@@ -323,7 +322,6 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   orchestrator.registerChannel(link);
 
   return {
-    link,
     async idle() {
       // A run that ended just now may still be posting its answer: wait for those posts too.
       await Promise.allSettled([...awaitingAnswer].map((h) => h.idle()));
