@@ -44,13 +44,14 @@ export interface LoadConfigOptions<S extends SettingDefinitions = {}> {
   settings?: S;
 }
 
-/** Core's schema and an app's settings as one table, core's first. */
+/** Core's schema and an app's settings as one table, core's first; a key or variable is read once. */
 export function withAppSettings(app: SettingDefinitions = {}): SettingDefinitions {
   const envs = new Set(Object.values(settingsSchema).map((def) => def.env));
   for (const [key, def] of Object.entries(app)) {
     if (key in settingsSchema || envs.has(def.env)) {
-      throw new Error(`The setting ${key} (${def.env}) is one of core's already`);
+      throw new Error(`The setting ${key} (${def.env}) is one of core's or the app's already`);
     }
+    envs.add(def.env);
   }
   return { ...settingsSchema, ...app };
 }

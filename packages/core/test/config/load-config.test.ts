@@ -272,7 +272,7 @@ describe("loadConfig", () => {
     );
     const twice = { model: { env: "APP_MODEL", parse: stringValue, description: "" } };
     expect(() => loadCoreConfig({ env: { GUPPY_HOME: home }, settings: twice })).toThrow(
-      "The setting model (APP_MODEL) is one of core's already",
+      "The setting model (APP_MODEL) is one of core's or the app's already",
     );
   });
 

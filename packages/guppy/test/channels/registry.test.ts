@@ -37,6 +37,9 @@ describe("the channel registry", () => {
 
   it("adds the channels' settings to core's, each chat channel with its own access policy", () => {
     expect(() => withAppSettings(guppySettings)).not.toThrow();
+    // No two channels give the same setting (the registry would keep only the last).
+    const given = channels.flatMap((c) => Object.keys(c.settings));
+    expect(new Set(given).size).toBe(given.length);
     expect(Object.keys(allSettings)).toEqual([
       ...Object.keys(settingsSchema),
       ...Object.keys(guppySettings),
