@@ -137,6 +137,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       links.set(link.adapterId, link);
     },
 
+    threadHandle: (threadId) => host.linkHandle(threadId),
+
     async reset(threadId, messageId): Promise<ResetResult> {
       const fresh = !actors.has(canonicalThreadId(threadId));
       return actorFor(threadId).reset(messageId, fresh);
