@@ -26,18 +26,8 @@ export {
 } from "./config/settings-schema.js";
 export { settingsTable } from "./config/settings-table.js";
 export { type ContextBudget, computeBudget } from "./context/compaction.js";
-export {
-  type CompactionMessage,
-  type CompactionReason,
-  isCompactionMessage,
-} from "./context/compaction-message.js";
-export {
-  type CompactionInfo,
-  type CompactionOutcome,
-  type ContextEngine,
-  type ContextStats,
-  createContextEngine,
-} from "./context/create-context-engine.js";
+export { isCompactionMessage } from "./context/compaction-message.js";
+export { type ContextEngine, createContextEngine } from "./context/create-context-engine.js";
 export { describeCompaction } from "./context/describe-compaction.js";
 export { repairPairing } from "./context/llm-messages.js";
 export { createTokenCounter, type TokenCounter } from "./context/token-counter.js";
@@ -84,29 +74,9 @@ export { createConcurrencyLimiter } from "./orchestrator/concurrency-limiter.js"
 export {
   createOrchestrator,
   type OrchestratorOptions,
-  RESTART_NOTICE,
-  type RuntimeOrchestrator,
 } from "./orchestrator/create-orchestrator.js";
 export { createLogTail, type LogTail } from "./orchestrator/log-tail.js";
-export type {
-  OrchestratorCounters,
-  OrchestratorEvent,
-  OrchestratorListener,
-} from "./orchestrator/orchestrator-events.js";
-export type {
-  ChannelLink,
-  CompactResult,
-  Orchestrator,
-  ResetResult,
-  SendResult,
-  ThreadStatus,
-} from "./orchestrator/orchestrator-types.js";
-export type {
-  ActorMessage,
-  PromptContent,
-  PromptSender,
-  ThreadHandle,
-} from "./orchestrator/thread-handle.js";
+export { RESTART_NOTICE } from "./orchestrator/shutdown.js";
 export {
   buildSystemPrompt,
   capText,
@@ -122,22 +92,9 @@ export {
   type PromptSources,
   readBootstrapFiles,
 } from "./prompt/prompt-sources.js";
-export {
-  type AgentRunner,
-  type AgentRunnerOptions,
-  createAgentRunner,
-  type PromptInput,
-  type RunnerStats,
-  type RunResult,
-} from "./runner/create-agent-runner.js";
+export { type AgentRunnerOptions, createAgentRunner } from "./runner/create-agent-runner.js";
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
 export { isAssistant, messageText, oneLine, trimTrailingNewlines } from "./runner/message-text.js";
-export type {
-  RunnerEvent,
-  RunnerEventListener,
-  RunStopReason,
-  UsageTotals,
-} from "./runner/runner-events.js";
 export type { ExecOptions, ExecResult, OutputOverflow, SpilledFile } from "./sandbox/exec.js";
 export {
   killLeftoverTrees,
@@ -172,8 +129,9 @@ export {
   parseThreadId,
   type ThreadRef,
 } from "./store/thread-layout.js";
-export { type SavedThreadStatus, threadFigures } from "./store/thread-status-file.js";
+export { threadFigures } from "./store/thread-status-file.js";
 export { createCoreTools } from "./tools/create-tools.js";
 export { excerptHeadTail, spillOutput } from "./tools/spill-output.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export { createUploadTool, UPLOAD_MAX_BYTES } from "./tools/upload-tool.js";
+export type * from "./types.js";

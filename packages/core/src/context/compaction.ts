@@ -1,9 +1,9 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type AssistantMessage, isContextOverflow, type Usage } from "@mariozechner/pi-ai";
-import { addUsage, emptyTotals } from "../runner/runner-events.js";
 import { excerptHeadTail } from "../tools/spill-output.js";
-import type { CompactionMessage, CompactionReason } from "./compaction-message.js";
+import type { CompactionMessage, CompactionReason } from "../types.js";
 import type { TokenCounter } from "./token-counter.js";
+import { addUsage, emptyTotals } from "./usage-totals.js";
 
 // Making a context fit: where it may be cut, the message a compaction leaves, and the last
 // resorts (long texts shortened) and signs (a provider's "too long") around it.

@@ -1,49 +1,18 @@
 import type { AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Tool, Usage } from "@mariozechner/pi-ai";
 import { type Logger, silentLogger } from "../logging/logger.js";
+import type {
+  CompactionInfo,
+  CompactionMessage,
+  CompactionOutcome,
+  CompactionReason,
+  ContextStats,
+} from "../types.js";
 import type { ContextBudget } from "./compaction.js";
 import { chooseCut, compactionMessage, cutPoints, shrinkLongTexts } from "./compaction.js";
-import {
-  type CompactionMessage,
-  type CompactionReason,
-  isCompactionMessage,
-} from "./compaction-message.js";
+import { isCompactionMessage } from "./compaction-message.js";
 import { summarise } from "./summarise.js";
 import { createTokenCounter, type TokenCounter } from "./token-counter.js";
-
-/** What /status and the runner's events report about the context. */
-export interface ContextStats {
-  /** Tokens the last assembled request carried (or the current context, before any request). */
-  tokens: number;
-  /** Whether `tokens` rests on the provider's reported usage (else on the local count). */
-  fromUsage: boolean;
-  window: number;
-  /** The most a request may carry. */
-  inputBudget: number;
-  /** Where compaction starts. */
-  compactAt: number;
-  /** Messages in what is sent (a compaction summary counts as one). */
-  messages: number;
-  compactions: number;
-  /** Compactions that fell back to dropping turns because the summary request failed. */
-  fallbacks: number;
-  lastCompaction?: CompactionInfo;
-}
-
-export interface CompactionInfo {
-  method: CompactionMessage["method"];
-  reason: CompactionReason;
-  removedMessages: number;
-  tokensBefore: number;
-  tokensAfter: number;
-  at: number;
-  /** Why the summary failed, for a fallback. */
-  error?: string;
-}
-
-export type CompactionOutcome =
-  | { compacted: true; info: CompactionInfo; message: CompactionMessage }
-  | { compacted: false; reason: string };
 
 export interface ContextEngineOptions {
   model: Model<Api>;

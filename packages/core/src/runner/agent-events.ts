@@ -1,9 +1,10 @@
 import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Usage } from "@mariozechner/pi-ai";
+import { emptyTotals } from "../context/usage-totals.js";
 import { markPromptSourcesStale } from "../prompt/prompt-sources.js";
+import type { RunnerEvent, UsageTotals } from "../types.js";
 import { idleMessage } from "./create-stream-fn.js";
 import { isAssistant, messageText, oneLine } from "./message-text.js";
-import { emptyTotals, type RunnerEvent, type UsageTotals } from "./runner-events.js";
 
 // A run as the runner sees it: pi-agent-core's events in, runner events and a result out.
 

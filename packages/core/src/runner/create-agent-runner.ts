@@ -1,17 +1,15 @@
 import { setMaxListeners } from "node:events";
 import type { AgentMessage, AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
-import type { Api, ImageContent, Model, Usage } from "@mariozechner/pi-ai";
+import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { computeBudget, isOverflowError } from "../context/compaction.js";
 import { isCompactionMessage } from "../context/compaction-message.js";
-import {
-  type CompactionOutcome,
-  type ContextStats,
-  createContextEngine,
-} from "../context/create-context-engine.js";
+import { createContextEngine } from "../context/create-context-engine.js";
 import { createLlmMessages } from "../context/llm-messages.js";
+import { addUsage, emptyTotals } from "../context/usage-totals.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
 import { createToolResultSpill } from "../tools/spill-output.js";
+import type { AgentRunner, CompactionOutcome, RunnerEvent, RunnerEventListener } from "../types.js";
 import {
   createEventTranslator,
   lastUsage,
@@ -22,68 +20,6 @@ import {
 import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
 import { createLoopAgent } from "./loop-agent.js";
 import { isAssistant, oneLine } from "./message-text.js";
-import {
-  addUsage,
-  emptyTotals,
-  type RunnerEvent,
-  type RunnerEventListener,
-  type RunStopReason,
-  type UsageTotals,
-} from "./runner-events.js";
-
-export interface PromptInput {
-  text: string;
-  images?: ImageContent[];
-  /** Who sent it, for log.jsonl. */
-  messageId?: string;
-  userId?: string;
-  userName?: string;
-  /** Its line is in log.jsonl already (a prompt run again after the process died mid-run). */
-  logged?: boolean;
-  /**
-   * This run's events, before the subscribers get them (the orchestrator's per-run delivery:
-   * no subscribe and unsubscribe around every run).
-   */
-  onEvent?: RunnerEventListener;
-}
-
-export interface RunResult {
-  text: string;
-  stopReason: RunStopReason;
-  errorMessage?: string;
-  /** Usage of this run's requests. */
-  usage: UsageTotals;
-}
-
-export interface RunnerStats {
-  messages: number;
-  /** Usage of the last request (its input is about the size of the context). */
-  lastUsage?: Usage;
-  /** Sums over every assistant message in the thread's context. */
-  totals: UsageTotals;
-  running: boolean;
-  /** Tokens in context / window, messages sent, compactions so far. */
-  context: ContextStats;
-}
-
-export interface AgentRunner {
-  readonly threadId: string;
-  readonly model: Model<Api>;
-  readonly running: boolean;
-  /** One user message → the full tool loop → the final text. Never throws for provider errors. */
-  prompt(input: PromptInput): Promise<RunResult>;
-  /** Stops the LLM stream and kills running tools; the partial answer is kept. */
-  abort(): void;
-  /** Injects a message into the running agent (taken after the current tool batch). False if idle. */
-  steer(text: string): boolean;
-  subscribe(listener: RunnerEventListener): () => void;
-  messages(): readonly AgentMessage[];
-  /** Archives the context and starts fresh (/new). */
-  reset(): string | undefined;
-  /** Compacts the context now (/compact): summary of the older part, or the drop fallback. */
-  compact(): Promise<CompactionOutcome>;
-  stats(): RunnerStats;
-}
 
 export interface AgentRunnerOptions {
   threadId: string;

@@ -3,7 +3,6 @@ import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import type { Logger } from "../logging/logger.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
-import type { ThreadHandle } from "../orchestrator/thread-handle.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
 import type { PromptSources } from "../prompt/prompt-sources.js";
 import { loadPromptSourcesShared } from "../prompt/prompt-sources.js";
@@ -11,7 +10,8 @@ import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import type { Store } from "../store/create-store.js";
 import { createCoreTools } from "../tools/create-tools.js";
 import { createUploadTool } from "../tools/upload-tool.js";
-import { type AgentRunner, createAgentRunner } from "./create-agent-runner.js";
+import type { AgentRunner, ThreadHandle } from "../types.js";
+import { createAgentRunner } from "./create-agent-runner.js";
 
 export interface ThreadRunnerOptions {
   threadId: string;

@@ -12,6 +12,7 @@ import {
 import { type JsonlTail, readJsonl, readJsonlBefore, readJsonlFrom } from "../fs/jsonl.js";
 import { overwriteInPlace, writeFileAtomic } from "../fs/write.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
+import type { SavedThreadStatus } from "../types.js";
 import {
   ARTIFACTS_DIR,
   adapterDirOf,
@@ -30,7 +31,7 @@ import {
   threadIdOfDir,
   WORKSPACE_DIR,
 } from "./thread-layout.js";
-import { parseSavedStatus, type SavedThreadStatus } from "./thread-status-file.js";
+import { parseSavedStatus } from "./thread-status-file.js";
 
 /** Per-thread filesystem state under GUPPY_HOME, in the layout `<home>/<adapter>/<channel>/<thread>/`. */
 export interface Store {

@@ -17,10 +17,10 @@ import { SUMMARY_SYSTEM_PROMPT } from "../../src/context/summarise.js";
 import { createTokenCounter, loadEncoder } from "../../src/context/token-counter.js";
 import type { Logger } from "../../src/logging/logger.js";
 import { createAgentRunner } from "../../src/runner/create-agent-runner.js";
-import type { RunnerEvent } from "../../src/runner/runner-events.js";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
 import { createReadTool } from "../../src/tools/read-tool.js";
+import type { RunnerEvent } from "../../src/types.js";
 
 const WINDOW = 6_000;
 const REPLY = 500;
