@@ -13,7 +13,6 @@ import { chooseCut, compactionMessage, cutPoints, shrinkLongTexts } from "./comp
 import { isCompactionMessage } from "./compaction-message.js";
 import { summarise } from "./summarise.js";
 import { createTokenCounter, type TokenCounter } from "./token-counter.js";
-import { addUsage, emptyTotals } from "./usage-totals.js";
 
 export interface ContextEngineOptions {
   model: Model<Api>;

@@ -56,12 +56,9 @@ function schemaOf(tool: Tool): string {
 }
 
 /**
- * gpt-tokenizer's cl100k_base: chosen over js-tiktoken by bench/context (same ranks: loads in
- * ~75 ms vs ~240 ms, counts 7–9× faster; o200k would cost ~160 ms to load). Loaded lazily so a CLI start that never nears the
- * threshold never pays for it. Counts are tiktoken-exact for OpenAI models and a close estimate
- * for others; the budget's safety margin absorbs the difference. A text is counted piece by
- * piece (createPieceCounter): the BPE is quadratic in the length of what it merges, and one
- * long run without whitespace would otherwise hold the agents' thread for minutes.
+ * gpt-tokenizer's cl100k_base (faster to load and count than js-tiktoken), loaded lazily: a
+ * start that never nears the threshold never pays for it. Exact for OpenAI models, a close
+ * estimate for others. Texts are counted piece by piece (`createPieceCounter`): BPE is quadratic.
  */
 export function loadEncoder(): Promise<void> {
   if (sharedEncoder) return Promise.resolve();
@@ -178,12 +175,8 @@ export function createTokenCounter(): TokenCounter {
 }
 
 /**
- * Longest string the BPE is ever handed, in UTF-16 units. gpt-tokenizer's merge is quadratic in
- * the length of the string it merges (one pre-tokenized piece: a run of letters, digits,
- * punctuation or whitespace without a break): 20,000 letters took 0.7 s and 1,000,000 more than
- * 11 minutes on the agents' thread. Ordinary words are far shorter; at 128 a long run's count
- * stays within ~0.5% of the exact one (random letters +0.3%, runs of one character such as
- * spaces or dashes exact: their longest tokens are shorter).
+ * Longest string the BPE is ever handed, in UTF-16 units: its merge is quadratic in a piece's
+ * length. At 128 a long run's count stays within ~0.5% of the exact one.
  */
 export const MAX_PIECE = 128;
 
@@ -203,15 +196,10 @@ const isLowSurrogate = (c: number) => c >= 0xdc00 && c <= 0xdfff;
 
 /**
  * Counts a text's tokens in time linear in its length: the text is cut into the pre-tokenizer's
- * own pieces (its regex, so the same pieces the BPE would merge), each is counted alone, and a
- * piece longer than `maxPiece` is counted in parts of `maxPiece` characters (never between the
+ * own pieces, each counted alone, a piece longer than `maxPiece` in parts (never between the
  * halves of a surrogate pair). Without such a part the sum is the BPE count of the whole text.
- *
- * Counts are remembered per piece (words repeat) in a table that is emptied when full, which also
- * keeps repeats away from gpt-tokenizer's own merge cache: an LRU on a Map that deletes and
- * re-adds its entry on every hit, and V8 keeps deleted entries in their bucket's chain until the
- * next rehash, so once that cache was full (100k pieces) one word repeated 40,000 times (200 KB)
- * took 19 s.
+ * Counts are remembered per piece in a table emptied when full, which also keeps repeats away
+ * from gpt-tokenizer's own merge cache (slow once full).
  */
 export function createPieceCounter(o: PieceCounterOptions): (text: string) => number {
   const flags = o.split.flags.includes("g") ? o.split.flags : `${o.split.flags}g`;

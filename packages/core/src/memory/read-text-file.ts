@@ -19,9 +19,8 @@ export function readTextFile(path: string): string | undefined {
 const SPACE = /\s/;
 
 /**
- * Whether the text is nothing but whitespace and closed `<!-- … -->` comments. One pass with
- * indexOf: the regex it replaces (`/<!--[\s\S]*?-->/g`) rescanned to the end of the text from
- * every unclosed `<!--`, so a file of many of them took seconds on the agents' thread.
+ * Whether the text is nothing but whitespace and closed `<!-- … -->` comments: one pass with
+ * indexOf (a lazy regex rescans the text from every unclosed `<!--`).
  */
 export function onlyCommentsAndSpace(text: string): boolean {
   let i = 0;

@@ -9,13 +9,7 @@ import { addUsage, emptyTotals } from "../context/usage-totals.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
 import { createToolResultSpill } from "../tools/spill-output.js";
-import type {
-  AgentRunner,
-  CompactionOutcome,
-  RunnerEvent,
-  RunnerEventListener,
-  RunResult,
-} from "../types.js";
+import type { AgentRunner, CompactionOutcome, RunnerEvent, RunnerEventListener } from "../types.js";
 import {
   createEventTranslator,
   lastUsage,

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createStore } from "../../src/store/create-store.js";
@@ -75,5 +76,20 @@ describe("thread ids", () => {
       expect(rel.split("/")).toHaveLength(3);
     }
     expect(store.threadDir("cli:local:default")).toBe(join(home, "cli", "local", "default"));
+  });
+});
+
+describe("the thread-layout module", () => {
+  it("imports only node built-ins and the leaf ConfigError, so the HTTP worker loads it alone", () => {
+    const source = readFileSync(
+      new URL("../../src/store/thread-layout.ts", import.meta.url),
+      "utf8",
+    );
+    const specifiers = [...source.matchAll(/^import [^;]* from "([^"]+)";$/gm)].map((m) => m[1]);
+    expect(specifiers.filter((s) => !s?.startsWith("node:"))).toEqual([
+      "../config/config-error.js",
+    ]);
+    const leaf = readFileSync(new URL("../../src/config/config-error.ts", import.meta.url), "utf8");
+    expect(leaf).not.toMatch(/^import /m);
   });
 });
