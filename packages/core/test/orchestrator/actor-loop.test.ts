@@ -9,8 +9,7 @@ describe("orchestrator's actor loop: one prompt's run", () => {
   const h = useOrchestratorHarness();
 
   it("answers every prompt of a thread in order, one run at a time", async () => {
-    const o = h.make();
-    await o.start();
+    const o = await h.started();
     const t = recordingHandle("test:c:order");
     for (const text of ["one", "two", "three"]) {
       expect(o.send(t.handle.threadId, { type: "prompt", text, thread: t.handle }).status).toBe(
@@ -29,7 +28,7 @@ describe("orchestrator's actor loop: one prompt's run", () => {
 
   it("writes a deferred prompt's accepted line before its run starts, also when it starts at once", async () => {
     const journalAtStart: string[] = [];
-    const o = h.make({
+    const o = await h.started({
       createRunner: (threadId) => {
         const runner = h.runnerFor(threadId, { tools: [] });
         return {
@@ -41,7 +40,6 @@ describe("orchestrator's actor loop: one prompt's run", () => {
         };
       },
     });
-    await o.start();
     const t = recordingHandle("test:c:deferred");
     // The thread is active (its runner loaded, its files open): the next run starts in the turn
     // its prompt is sent in.
@@ -61,8 +59,7 @@ describe("orchestrator's actor loop: one prompt's run", () => {
   });
 
   it("runs a prompt whose content is still being fetched in its place, with that content", async () => {
-    const o = h.make();
-    await o.start();
+    const o = await h.started();
     const t = recordingHandle("test:c:content");
     const id = t.handle.threadId;
     let fetched: (content: { text: string }) => void = () => {};

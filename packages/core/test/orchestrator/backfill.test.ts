@@ -5,8 +5,7 @@ describe("orchestrator's backfill", () => {
   const h = useOrchestratorHarness();
 
   it("backfills messages logged while no agent ran, in order and deduplicated by id", async () => {
-    const o = h.make();
-    await o.start();
+    const o = await h.started();
     const t = recordingHandle("test:c:backfill");
     const id = t.handle.threadId;
     const entry = (messageId: string, text: string) => ({

@@ -5,8 +5,7 @@ describe("create orchestrator: routing", () => {
   const h = useOrchestratorHarness();
 
   it("takes the spellings of one thread id as one thread: one actor, one queue, one order", async () => {
-    const o = h.make({ maxConcurrent: 4 });
-    await o.start();
+    const o = await h.started({ maxConcurrent: 4 });
     const t = recordingHandle("test:c:default");
     // "test:c" leaves the thread part out: it is the thread "default" of channel c, one directory.
     expect(o.send("test:c", { type: "prompt", text: "first", thread: t.handle })).toMatchObject({
@@ -30,13 +29,12 @@ describe("create orchestrator: routing", () => {
 
   it("names a thread as its channel does: a channel's prompt renames an actor the API started", async () => {
     const made: string[] = [];
-    const o = h.make({
+    const o = await h.started({
       createRunner: (id) => {
         made.push(id);
         return h.runnerFor(id);
       },
     });
-    await o.start();
     const logged = () => h.store.readLog("test:chat:default").length;
     // The API posts first, under the spelling GET /v1/threads lists (no handle: no channel).
     o.send("test:chat:default", { type: "prompt", text: "from the api" });

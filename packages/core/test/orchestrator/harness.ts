@@ -146,6 +146,16 @@ export interface OrchestratorHarness {
   ): ReturnType<typeof createAgentRunner>;
   /** An orchestrator on the test's store and faux model, shut down after the test. */
   make(overrides?: Partial<OrchestratorOptions>): RuntimeOrchestrator;
+  /** An orchestrator (as `make` makes it), started. */
+  started(overrides?: Partial<OrchestratorOptions>): Promise<RuntimeOrchestrator>;
+  /**
+   * An orchestrator (as `make` makes it) started with a channel that hands out `handle` for every
+   * thread: what it replays at the start reports to that handle.
+   */
+  startLinked(
+    handle: ThreadHandle,
+    overrides?: Partial<OrchestratorOptions>,
+  ): Promise<RuntimeOrchestrator>;
   /**
    * A thread with three answered prompts, on an orchestrator whose runners compact all but the
    * last 10 tokens (so /compact has something to summarise).
@@ -192,13 +202,23 @@ export function useOrchestratorHarness(): OrchestratorHarness {
       orchestrators.push(o);
       return o;
     },
+    started: async (overrides = {}) => {
+      const o = h.make(overrides);
+      await o.start();
+      return o;
+    },
+    startLinked: async (handle, overrides = {}) => {
+      const o = h.make(overrides);
+      o.registerChannel({ adapterId: "test", threadHandle: () => handle });
+      await o.start();
+      return o;
+    },
     threadWithHistory: async (name, overrides = {}) => {
-      const o = h.make({
+      const o = await h.started({
         createRunner: (threadId) =>
           h.runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
         ...overrides,
       });
-      await o.start();
       const t = recordingHandle(`test:c:${name}`);
       for (const text of ["one", "two", "three"]) {
         o.send(t.handle.threadId, { type: "prompt", text, thread: t.handle });

@@ -9,8 +9,7 @@ describe("replay at start", () => {
   const h = useOrchestratorHarness();
 
   it("replays the prompts left at a shutdown in the order accepted, across threads", async () => {
-    const first = h.make({ maxConcurrent: 1 });
-    await first.start();
+    const first = await h.started({ maxConcurrent: 1 });
     const send = (thread: string, text: string) =>
       first.send(`test:c:${thread}`, { type: "prompt", text });
     send("a", "gate a1");
@@ -43,8 +42,7 @@ describe("replay at start", () => {
     ["another thread's later prompt and a live one", ["a1", "a2", "b1"]],
     ["a live one", ["a1", "a2"]],
   ])("replays two prompts of one thread in a row before %s", async (_name, accepted) => {
-    const first = h.make({ maxConcurrent: 1 });
-    await first.start();
+    const first = await h.started({ maxConcurrent: 1 });
     const send = (o: RuntimeOrchestrator, text: string) =>
       o.send(`test:c:${text.slice(0, 1)}`, { type: "prompt", text });
     send(first, "x1 gate");
@@ -90,10 +88,8 @@ describe("replay at start", () => {
         { t: "done", id: "in-c", at, outcome: "stop" },
       ];
       writeFileSync(file(dir), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n{"t":"acc`);
-      const o = h.make();
       const link = recordingHandle(id);
-      o.registerChannel({ adapterId: "test", threadHandle: () => link.handle });
-      await o.start();
+      const o = await h.startLinked(link.handle);
       await until(() => link.finals().length === 2);
       expect(link.notices[0]).toMatch(
         /interrupted.*bash \{"command":"rm -rf tmp"\}.*not run again/,
@@ -112,8 +108,7 @@ describe("replay at start", () => {
       expect(existsSync(join(dir, "inbox.jsonl"))).toBe(false);
       // A restart replays nothing: every prompt is answered.
       await o.shutdown(0);
-      const again = h.make();
-      await again.start();
+      const again = await h.started();
       expect(again.counters().replayed).toBe(0);
     },
   );
@@ -135,10 +130,8 @@ describe("replay at start", () => {
       isBot: false,
     });
     h.store.closeFiles(id);
-    const o = h.make();
     const link = recordingHandle(id);
-    o.registerChannel({ adapterId: "test", threadHandle: () => link.handle });
-    await o.start();
+    await h.startLinked(link.handle);
     await until(() => link.finals().length === 1);
     expect(h.requests).toEqual(["say hi"]);
     const log = h.store.readLog(id);
@@ -155,16 +148,14 @@ describe("replay at start", () => {
       const id = "test:c:unused";
       const abort = (messageId: string) => ({ type: "abort", messageId }) as const;
       const journal = () => readFileSync(join(h.home, INBOX_FILE), "utf8");
-      const o = h.make();
-      await o.start();
+      const o = await h.started();
       for (const messageId of ["a1", "a2", "a3"]) {
         expect(o.send(id, abort(messageId))).toMatchObject({ status: "dropped" });
       }
       // Shut down before the idle timeout: nothing cleared them.
       await o.shutdown(0);
       expect(journal().match(/"t":"ran"/g)).toHaveLength(3);
-      const next = h.make({ idleTimeoutMs: 40 });
-      await next.start();
+      const next = await h.started({ idleTimeoutMs: 40 });
       // Within the idle timeout a message delivered again is still known (and makes no actor) ...
       expect(next.send(id, abort("a2"))).toEqual({ status: "duplicate" });
       expect(next.counters().activeActors).toBe(0);
@@ -173,8 +164,7 @@ describe("replay at start", () => {
       expect(next.counters().activeActors).toBe(0);
       await next.shutdown(0);
       // The next start's compaction leaves nothing of them; no file of the thread was made.
-      const third = h.make({ idleTimeoutMs: 40 });
-      await third.start();
+      await h.started({ idleTimeoutMs: 40 });
       expect(journal()).not.toContain('"t":"ran"');
       expect(existsSync(h.store.threadDir(id))).toBe(false);
     });

@@ -14,8 +14,7 @@ describe("shutdown", () => {
   const h = useOrchestratorHarness();
 
   it("refuses prompts after shutdown and lets a running turn finish within the grace", async () => {
-    const o = h.make();
-    await o.start();
+    const o = await h.started();
     const t = recordingHandle("test:c:shutdown");
     const id = t.handle.threadId;
     o.send(id, { type: "prompt", text: "gate slow", thread: t.handle });
@@ -29,16 +28,13 @@ describe("shutdown", () => {
     expect(t.finals()).toHaveLength(1);
     expect(t.finals()[0]).toMatchObject({ stopReason: "stop" });
     // The queued prompt is still in the inbox for the next start.
-    const next = h.make();
-    next.registerChannel({ adapterId: "test", threadHandle: () => t.handle });
-    await next.start();
+    await h.startLinked(t.handle);
     await until(() => t.finals().length === 2);
     expect(t.finals()[1]).toMatchObject({ text: "re: queued behind" });
   });
 
   it("tells a prompt waiting for its concurrency slot at shutdown that it is saved, as a queued one", async () => {
-    const o = h.make({ maxConcurrent: 1 });
-    await o.start();
+    const o = await h.started({ maxConcurrent: 1 });
     const a = recordingHandle("test:c:slot-a");
     const b = recordingHandle("test:c:slot-b");
     o.send(a.handle.threadId, { type: "prompt", text: "gate slow", thread: a.handle });
@@ -54,16 +50,13 @@ describe("shutdown", () => {
     await done;
     expect(b.finals()).toEqual([]);
     // Kept, as the notice says: the next start answers it.
-    const next = h.make();
-    next.registerChannel({ adapterId: "test", threadHandle: () => b.handle });
-    await next.start();
+    await h.startLinked(b.handle);
     await until(() => b.finals().length === 1);
     expect(b.finals()[0]).toMatchObject({ text: "re: waits for the slot" });
   });
 
   it("aborts running turns when the shutdown grace runs out, with the context saved", async () => {
-    const o = h.make();
-    await o.start();
+    const o = await h.started();
     const t = recordingHandle("test:c:grace");
     o.send(t.handle.threadId, { type: "prompt", text: "gate forever", thread: t.handle });
     await h.gate.entered();
@@ -82,8 +75,7 @@ describe("shutdown", () => {
   });
 
   it("keeps a prompt still waiting for its content in the inbox at shutdown, with its saved text", async () => {
-    const o = h.make();
-    await o.start();
+    const o = await h.started();
     const t = recordingHandle("test:c:content-stop");
     const id = t.handle.threadId;
     // An active thread: a prompt with nothing to wait for would start at once.
@@ -99,9 +91,7 @@ describe("shutdown", () => {
     expect(t.notices).toEqual([
       "guppy is restarting: your message is saved and will be answered when it is back.",
     ]);
-    const next = h.make();
-    next.registerChannel({ adapterId: "test", threadHandle: () => t.handle });
-    await next.start();
+    await h.startLinked(t.handle);
     await until(() => t.finals().length === 2);
     expect(h.requests).toEqual(["hello", "photo (saved)"]);
   });

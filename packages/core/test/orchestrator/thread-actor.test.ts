@@ -18,8 +18,7 @@ describe("thread actor", () => {
 
   describe("queue", () => {
     it("answers 'busy' over the queue depth, counts it, and still runs what was queued", async () => {
-      const o = h.make({ queueDepth: 2 });
-      await o.start();
+      const o = await h.started({ queueDepth: 2 });
       const t = recordingHandle("test:c:busy");
       const id = t.handle.threadId;
       expect(o.send(id, { type: "prompt", text: "gate first", thread: t.handle }).status).toBe(
@@ -45,8 +44,7 @@ describe("thread actor", () => {
     });
 
     it("counts a prompt waiting for its concurrency slot as queued, for the depth as for status", async () => {
-      const o = h.make({ maxConcurrent: 1, queueDepth: 2 });
-      await o.start();
+      const o = await h.started({ maxConcurrent: 1, queueDepth: 2 });
       const a = recordingHandle("test:c:depth-a");
       const b = recordingHandle("test:c:depth-b");
       const id = b.handle.threadId;
@@ -118,8 +116,7 @@ describe("thread actor", () => {
 
   describe("steer and abort", () => {
     it("steers and aborts the running agent, bypassing the queue; queued prompts still run", async () => {
-      const o = h.make();
-      await o.start();
+      const o = await h.started();
       const t = recordingHandle("test:c:steer");
       const id = t.handle.threadId;
       expect(o.send(id, { type: "steer", text: "nothing yet", thread: t.handle })).toEqual({
@@ -149,7 +146,7 @@ describe("thread actor", () => {
     it("deactivates an idle thread (drops the runner, clears the inbox) and reactivates it with its context", async () => {
       let created = 0;
       const model = `${h.faux.getModel().provider}/${h.faux.getModel().id}`;
-      const o = h.make({
+      const o = await h.started({
         idleTimeoutMs: 40,
         modelName: model,
         createRunner: (threadId) => {
@@ -157,7 +154,6 @@ describe("thread actor", () => {
           return h.runnerFor(threadId, { tools: [] });
         },
       });
-      await o.start();
       const t = recordingHandle("test:c:idle");
       const id = t.handle.threadId;
       o.send(id, { type: "prompt", text: "remember 42", thread: t.handle });
@@ -183,8 +179,10 @@ describe("thread actor", () => {
     });
 
     it("starts an idle thread afresh when its directory was deleted while it was inactive", async () => {
-      const o = h.make({ idleTimeoutMs: 40, createRunner: (id) => h.runnerFor(id, { tools: [] }) });
-      await o.start();
+      const o = await h.started({
+        idleTimeoutMs: 40,
+        createRunner: (id) => h.runnerFor(id, { tools: [] }),
+      });
       const t = recordingHandle("test:c:removed");
       const id = t.handle.threadId;
       o.send(id, { type: "prompt", text: "first", thread: t.handle });
@@ -202,11 +200,10 @@ describe("thread actor", () => {
 
   describe("/compact and /new", () => {
     it("reports the context engine's figures in status and compacts on request", async () => {
-      const o = h.make({
+      const o = await h.started({
         createRunner: (threadId) =>
           h.runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
       });
-      await o.start();
       const t = recordingHandle("test:c:compact");
       for (const text of ["one", "two", "three", "four"]) {
         o.send(t.handle.threadId, { type: "prompt", text, thread: t.handle });
@@ -293,8 +290,7 @@ describe("thread actor", () => {
       const t = recordingHandle(id);
       const prompt = (text: string, messageId: string) =>
         ({ type: "prompt", text, messageId, thread: t.handle }) as const;
-      const o = h.make({ idleTimeoutMs: 40 });
-      await o.start();
+      const o = await h.started({ idleTimeoutMs: 40 });
       expect(o.send(id, prompt("gate first", "m1")).status).toBe("queued");
       await h.gate.entered();
       // Delivered again while it runs, and while it is still queued.
@@ -306,8 +302,7 @@ describe("thread actor", () => {
       expect(o.send(id, prompt("gate first", "m1"))).toEqual({ status: "duplicate" });
       // After a restart (the inbox still lists the answered prompts) ...
       await o.shutdown(0);
-      const next = h.make({ idleTimeoutMs: 40 });
-      await next.start();
+      const next = await h.started({ idleTimeoutMs: 40 });
       expect(next.send(id, prompt("second", "m2"))).toEqual({ status: "duplicate" });
       // An actor made only to find that holds nothing.
       expect(next.counters().activeActors).toBe(0);
@@ -317,8 +312,7 @@ describe("thread actor", () => {
       await until(() => next.counters().activeActors === 0);
       expect(readFileSync(join(h.home, INBOX_FILE), "utf8")).toContain('"t":"cleared"');
       await next.shutdown(0);
-      const third = h.make();
-      await third.start();
+      const third = await h.started();
       expect(third.send(id, prompt("gate first", "m1"))).toEqual({ status: "duplicate" });
       expect(third.send(id, prompt("third", "m3"))).toEqual({ status: "duplicate" });
       expect(third.send(id, prompt("fourth", "m4")).status).toBe("queued");
@@ -340,8 +334,7 @@ describe("thread actor", () => {
       expect(await o.reset(id, "n1")).toEqual({ status: "duplicate" });
       expect(o.status(id).messages).toBe(2);
       await o.shutdown(0);
-      const next = h.make();
-      await next.start();
+      const next = await h.started();
       expect(await next.reset(id, "n1")).toEqual({ status: "duplicate" });
       expect(h.store.loadContext(id)).toHaveLength(2);
       expect(await next.reset(id, "n2")).toMatchObject({ status: "reset" });
@@ -360,8 +353,7 @@ describe("thread actor", () => {
         h.store
           .loadContext(id)
           .filter((m) => m.role === "user" && JSON.stringify(m.content).includes("mention cats"));
-      const o = h.make();
-      await o.start();
+      const o = await h.started();
       // A /stop with nothing running is dropped, and remembered like one that stopped a run.
       expect(o.send(id, abort("a0"))).toMatchObject({ status: "dropped" });
       expect(o.send(id, prompt("gate one", "m1")).status).toBe("queued");
@@ -392,8 +384,7 @@ describe("thread actor", () => {
 
       // After a restart the inbox journal knows them: an actor made only to find that holds nothing.
       await o.shutdown(0);
-      const next = h.make();
-      await next.start();
+      const next = await h.started();
       expect(next.send(id, abort("a1"))).toEqual({ status: "duplicate" });
       expect(next.counters().activeActors).toBe(0);
       h.gate.reset();
@@ -417,11 +408,10 @@ describe("thread actor", () => {
       expect(await reportOf(o.compact(id, "c1"))).toBe("duplicate");
       expect(o.status(id).compactions).toBe(1);
       await o.shutdown(0);
-      const next = h.make({
+      const next = await h.started({
         createRunner: (threadId) =>
           h.runnerFor(threadId, { tools: [], compactKeepRecentTokens: 10 }),
       });
-      await next.start();
       expect(await reportOf(next.compact(id, "c1"))).toBe("duplicate");
       expect(next.counters()).toMatchObject({ activeActors: 0, loadedRunners: 0 });
       expect(next.status(id).compactions).toBe(1);

@@ -8,11 +8,10 @@ describe("thread status", () => {
   const h = useOrchestratorHarness();
 
   it("keeps a thread's figures and last activity for status after a restart, without loading its agent", async () => {
-    const first = h.make({
+    const first = await h.started({
       idleTimeoutMs: 40,
       createRunner: (id) => h.runnerFor(id, { tools: [] }),
     });
-    await first.start();
     const idle = recordingHandle("test:c:went-idle");
     const busy = recordingHandle("test:c:still-loaded");
     first.send(idle.handle.threadId, { type: "prompt", text: "one", thread: idle.handle });
@@ -21,8 +20,7 @@ describe("thread status", () => {
     const idleBefore = first.status(idle.handle.threadId);
     await first.shutdown(0);
     // This one is still loaded at shutdown: its figures are saved then.
-    const second = h.make({ createRunner: (id) => h.runnerFor(id, { tools: [] }) });
-    await second.start();
+    const second = await h.started({ createRunner: (id) => h.runnerFor(id, { tools: [] }) });
     second.send(busy.handle.threadId, { type: "prompt", text: "two", thread: busy.handle });
     await until(() => busy.finals().length === 1);
     const busyBefore = second.status(busy.handle.threadId);
@@ -30,13 +28,12 @@ describe("thread status", () => {
     await second.shutdown(0);
 
     let created = 0;
-    const third = h.make({
+    const third = await h.started({
       createRunner: (id) => {
         created++;
         return h.runnerFor(id, { tools: [] });
       },
     });
-    await third.start();
     for (const before of [idleBefore, busyBefore]) {
       const after = third.status(before.threadId);
       expect(after).toMatchObject({
@@ -72,12 +69,11 @@ describe("thread status", () => {
         throw new Error("ENOSPC: no space left on device");
       },
     };
-    const o = h.make({
+    const o = await h.started({
       store: failing,
       idleTimeoutMs: 40,
       createRunner: (id) => h.runnerFor(id, { tools: [] }),
     });
-    await o.start();
     const t = recordingHandle("test:c:full-disk");
     o.send(t.handle.threadId, { type: "prompt", text: "hello", thread: t.handle });
     await until(() => t.finals().length === 1);
@@ -105,8 +101,10 @@ describe("thread status", () => {
   });
 
   it("ignores a status.json that is not one, and writes none for a thread whose directory is gone", async () => {
-    const o = h.make({ idleTimeoutMs: 40, createRunner: (id) => h.runnerFor(id, { tools: [] }) });
-    await o.start();
+    const o = await h.started({
+      idleTimeoutMs: 40,
+      createRunner: (id) => h.runnerFor(id, { tools: [] }),
+    });
     const t = recordingHandle("test:c:odd");
     const id = t.handle.threadId;
     mkdirSync(h.store.threadDir(id), { recursive: true });
