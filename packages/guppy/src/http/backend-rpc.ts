@@ -334,9 +334,10 @@ export function createRemoteBackend(
         }
       : undefined,
   };
-  // Any other name is a call of BackendCalls: its forwarder is made once, on first use.
+  // Any other name is a call of BackendCalls, found on the prototype (`send` and the others
+  // above stay plain properties): its forwarder is made once, on first use.
   const forwarders = new Map<string, (arg: unknown) => Promise<unknown>>();
-  return new Proxy(own, {
+  const calls = new Proxy(Object.prototype, {
     get(target, name, receiver) {
       if (typeof name !== "string" || name in target || name === "then") {
         return Reflect.get(target, name, receiver);
@@ -348,5 +349,6 @@ export function createRemoteBackend(
       }
       return forward;
     },
-  }) as HttpBackend;
+  });
+  return Object.assign(Object.create(calls), own) as HttpBackend;
 }
