@@ -5,6 +5,7 @@
 // first LLM request. Everything else stays an ordinary node_modules import; dynamic imports stay
 // lazy (code splitting), so provider SDKs and rarely used commands load only when needed.
 import { readFile, rm } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
 const outdir = "packages/guppy/dist/bundle";
@@ -15,7 +16,12 @@ const inline = [
   "typebox",
   "hono",
   "@hono/node-server",
+  "jsonc-parser",
 ];
+/** jsonc-parser's "main" is a UMD build; its ESM build bundles (and tree-shakes) cleanly. */
+const jsoncParserEsm = fileURLToPath(
+  new URL("../node_modules/jsonc-parser/lib/esm/main.js", import.meta.url),
+);
 
 await rm(outdir, { recursive: true, force: true });
 await build({
@@ -40,6 +46,7 @@ await build({
       setup(b) {
         b.onResolve({ filter: /^[^./]/ }, (args) => {
           if (args.path.startsWith("node:")) return { external: true };
+          if (args.path === "jsonc-parser") return { path: jsoncParserEsm };
           if (inline.some((p) => args.path === p || args.path.startsWith(`${p}/`)))
             return undefined;
           return { external: true };

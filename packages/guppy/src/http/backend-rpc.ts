@@ -53,10 +53,7 @@ export type BackendReply =
 
 type Port = Pick<MessagePort, "postMessage" | "on" | "off">;
 
-/**
- * Posts what one turn of the event loop sends as one message (an array): every message wakes
- * the other thread, and under load many runs end, and many requests arrive, in the same turn.
- */
+/** Posts what one turn of the event loop sends as one message: each message wakes the other thread. */
 function batchedPoster<T>(port: Port): (message: T) => void {
   let batch: T[] = [];
   const flush = () => {
@@ -75,11 +72,7 @@ function batchedPoster<T>(port: Port): (message: T) => void {
   };
 }
 
-/**
- * How many of the worker's requests the main thread takes in one turn of its event loop. Each
- * costs it ~50–100 µs (a prompt's intake: inbox, actor, journal), so a turn stays near a
- * millisecond or two.
- */
+/** How many of the worker's requests the main thread takes per turn, so a turn stays short. */
 export const REQUESTS_PER_TURN = 16;
 
 /** Answers a remote backend's calls on `port` with `backend`; returns a function that stops. */
@@ -136,10 +129,8 @@ export function serveBackend(port: Port, backend: HttpBackend): () => void {
         return;
     }
   };
-  // A burst of requests (a thousand clients at once) is taken REQUESTS_PER_TURN at a time, the
-  // rest in later turns of the event loop: in between, the timers and I/O of the runs already
-  // going (an answer that came in, a run that ends and frees its slot for the next) are not held
-  // up behind the whole burst. Order is kept.
+  // A burst is taken REQUESTS_PER_TURN at a time, in order, so the timers and I/O of running
+  // runs are not held up behind it.
   let pending: BackendRequest[] = [];
   let next = 0;
   const take = () => {
@@ -188,9 +179,8 @@ interface Relay {
 }
 
 /**
- * A prompt's reply on its way to the worker, in as few messages as it can: a streamed answer's
- * events go one by one once the result has gone; a plain answer's whole outcome (its usage and
- * end, or a notice) goes with the result in one message at the end of the run.
+ * A prompt's reply on its way to the worker: a streamed answer's events follow its result; a
+ * plain answer's outcome (usage and end, or a notice) goes with the result when the run ends.
  */
 function relayReply(call: number, events: ReplyEvents, post: (reply: BackendReply) => void): Relay {
   let result: WireSendResult | undefined;
@@ -344,9 +334,10 @@ export function createRemoteBackend(
         }
       : undefined,
   };
-  // Any other name is a call of BackendCalls: its forwarder is made once, on first use.
+  // Any other name is a call of BackendCalls, found on the prototype (`send` and the others
+  // above stay plain properties): its forwarder is made once, on first use.
   const forwarders = new Map<string, (arg: unknown) => Promise<unknown>>();
-  return new Proxy(own, {
+  const calls = new Proxy(Object.prototype, {
     get(target, name, receiver) {
       if (typeof name !== "string" || name in target || name === "then") {
         return Reflect.get(target, name, receiver);
@@ -358,5 +349,6 @@ export function createRemoteBackend(
       }
       return forward;
     },
-  }) as HttpBackend;
+  });
+  return Object.assign(Object.create(calls), own) as HttpBackend;
 }

@@ -13,9 +13,8 @@ import {
 import { createAnswerText } from "./answer-text.js";
 
 /**
- * Which runner events a prompt's reply wants: all of them (a streamed answer), or only its usage
- * and its end (a plain answer: the fewer events cross to the HTTP worker, the better), the end's
- * `text` then being the whole answer as a stream gives it (answer-text.ts).
+ * Which runner events a prompt's reply wants: all (a streamed answer), or only usage and end (a
+ * plain answer, fewer crossing to the worker; the end's `text` is the whole answer).
  */
 export type ReplyEvents = "all" | "end";
 

@@ -242,6 +242,9 @@ describe("HTTP backend across a message port", () => {
     expect(await remote.thread("http:api:e")).toEqual({ status: "known", threadId: "http:api:e" });
     expect(await remote.thread("nope")).toEqual({ status: "invalid", reason: "bad nope" });
     expect(await remote.threadsInMemory("http:api")).toEqual({ threads: [] });
+    expect(await remote.statuses(["http:api:e"])).toEqual([]);
+    // Calls go by name, but the backend is no promise: awaiting it gives it back.
+    expect(await Promise.resolve(remote)).toBe(remote);
     await expect(remote.readLog("http:api:gone")).rejects.toThrow("no log for you");
     expect(await remote.send("http:api:e", { type: "abort" })).toEqual({ status: "delivered" });
   });
