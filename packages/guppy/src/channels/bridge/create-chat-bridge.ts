@@ -41,10 +41,9 @@ export interface ChatBridgeOptions {
   /** How long a prompt waits for its attachments before it runs without the missing ones. */
   attachmentWaitMs?: number;
   /**
-   * A prompt refused because guppy is shutting down: true when the channel keeps the message on
-   * disk and hands it over again at its next start (Telegram: an album, and a message held behind
-   * one — `telegram/held-updates.ts`). Its sender is told it will be answered then, rather than
-   * "Not accepted".
+   * A prompt refused because guppy is shutting down: true when the channel hands the message over
+   * again at its next start (Telegram: it is not confirmed, so Telegram sends it again). Its sender
+   * is told it will be answered then, rather than "Not accepted".
    */
   refusedAtShutdown?: (message: Message) => boolean;
 }

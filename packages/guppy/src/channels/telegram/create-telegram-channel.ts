@@ -12,7 +12,6 @@ import {
 import { refusedToken, settingName } from "../credentials/refused-token.js";
 import { splitMessage } from "../format/split-message.js";
 import { createGuppyTelegramAdapter } from "./guppy-telegram-adapter.js";
-import { type HeldUpdates, openHeldUpdates } from "./held-updates.js";
 import { registerTelegramCommands } from "./register-telegram-commands.js";
 import { renderTelegramMarkdown, TELEGRAM_MESSAGE_LIMIT } from "./telegram-format.js";
 
@@ -77,7 +76,6 @@ function startError(error: unknown, config: GuppyConfig): unknown {
  */
 export function createTelegramChannel(options: TelegramChannelOptions = {}): GatewayChannel {
   let running: RunningChatChannel | undefined;
-  let held: HeldUpdates | undefined;
   return {
     name: "telegram",
     async start(context) {
@@ -87,10 +85,6 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
       const apiBaseUrl = (config.telegramApiUrl ?? TELEGRAM_API_DEFAULT).replace(/\/+$/, "");
       // A hand-edited access file that does not read stops the start, naming file and line.
       createAccessStore(config.home).check("telegram");
-      // Album parts and messages held behind an album, kept until handed over (and those a
-      // crash or shutdown left, handed over before polling starts).
-      const kept = openHeldUpdates(config.home, logger);
-      held = kept;
       const adapter = createGuppyTelegramAdapter(
         {
           botToken: token,
@@ -104,7 +98,8 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
           logger: toChatLogger(logger, "telegram", secretValues(config)),
         },
         answeredUser(config),
-        kept,
+        config.home,
+        logger,
       );
       try {
         running = await startChatChannel(
@@ -121,8 +116,6 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
         );
       } catch (error) {
         await adapter.stopPolling().catch(() => {});
-        kept.close();
-        held = undefined;
         throw startError(error, config);
       }
       await registerTelegramCommands(apiBaseUrl, token, logger);
@@ -130,14 +123,8 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
     },
     async stop(runsEnded) {
       const current = running;
-      const kept = held;
       running = undefined;
-      held = undefined;
-      try {
-        await stopChatChannel(current, runsEnded);
-      } finally {
-        kept?.close();
-      }
+      await stopChatChannel(current, runsEnded);
     },
   };
 }
