@@ -652,6 +652,49 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       expect(next.api.texts(ANN.id).filter((t) => !t.includes("before"))).toHaveLength(2);
       await until("everything confirmed", () => next.api.unconfirmed().length === 0);
     });
+    it("answers an album and the text held behind it that an older guppy kept, in that order, once", async () => {
+      await start();
+      await serveShutdown();
+      // Updates Telegram confirmed to an older guppy, which kept them in held-updates.jsonl.
+      const at = Math.floor(Date.now() / 1000);
+      const chat = { id: ANN.id, type: "private", first_name: ANN.name };
+      const from = { id: ANN.id, is_bot: false, first_name: ANN.name };
+      const kept: Record<string, unknown>[] = [0, 1].map((i) => {
+        api.files.set(`K${i}`, PNG);
+        return {
+          update_id: 500 + i,
+          message: {
+            message_id: 900 + i,
+            date: at,
+            chat,
+            from,
+            media_group_id: "album-9",
+            photo: photo(`K${i}`),
+            ...(i === 0 ? { caption: "what is in these photos?" } : {}),
+          },
+        };
+      });
+      kept.push({
+        update_id: 502,
+        message: { message_id: 902, date: at, chat, from, text: "and which one is sharper?" },
+      });
+      mkdirSync(join(runtime.home, "telegram"), { recursive: true });
+      writeFileSync(
+        heldFile(runtime.home),
+        kept.map((update) => `${JSON.stringify({ update })}\n`).join(""),
+      );
+      const before = llm.requests().length;
+      await restart(runtime.home, api);
+      await until("both answers", () => prompts(before).length >= 2, 10_000);
+      await pause(500);
+      expect(prompts(before).map((p) => p.split("\n")[0])).toEqual([
+        "what is in these photos?",
+        "and which one is sharper?",
+      ]);
+      expect(prompts(before)[0]).toMatch(/attachment-1\.jpeg/);
+      await until("the file removed", () => !existsSync(heldFile(runtime.home)));
+    });
+
     it("hands over what an older guppy kept in held-updates.jsonl once, at the next start: one the thread had accepted is dropped", async () => {
       await start();
       const parts = album(ANN, "album-8", "what is in these photos?");
@@ -667,9 +710,15 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
         message: { ...message, message_id: Number(message.message_id) + 1, text: "one more thing" },
       };
       mkdirSync(join(runtime.home, "telegram"), { recursive: true });
+      // One more, handed over since (its `done` line), and a line a crash tore.
+      const handed = {
+        update_id: Number(text.update_id) + 2,
+        message: { ...message, message_id: Number(message.message_id) + 2, text: "handed over" },
+      };
       writeFileSync(
         heldFile(runtime.home),
-        [...parts, text, late].map((update) => `${JSON.stringify({ update })}\n`).join(""),
+        [...parts, text, late, handed].map((update) => `${JSON.stringify({ update })}\n`).join("") +
+          `${JSON.stringify({ done: handed.update_id })}\n{"update":{"upd`,
       );
       const before = llm.requests().length;
       const next = await restart(runtime.home);
