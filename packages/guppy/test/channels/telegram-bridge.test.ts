@@ -225,6 +225,21 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     });
   });
 
+  it("leaves a message refused at shutdown with Telegram, says so once, and does not spin on getUpdates", async () => {
+    await start();
+    // guppy serve stops the orchestrator before the channel: a message may come in between.
+    await runtime.orchestrator.shutdown(0);
+    const late = api.say(ANN, "too late");
+    await until("the notice", () => api.texts(ANN.id).some((t) => t.includes("will be answered")));
+    const polls = () => api.calls.filter((c) => c.method === "getUpdates").length;
+    const before = polls();
+    await pause(1000);
+    expect(polls() - before).toBeLessThanOrEqual(8);
+    await channel.stop();
+    expect(api.texts(ANN.id)).toHaveLength(1);
+    expect(api.unconfirmed().map((u) => u.update_id)).toEqual([late.update_id]);
+  });
+
   it("answers a message delivered again once, and archives once for a /new delivered again", async () => {
     await start();
     const before = llm.requests().length;

@@ -26,7 +26,7 @@ export interface TelegramIntake {
   replay(updates: readonly TelegramUpdate[]): Promise<boolean>;
   /** The getUpdates offset: one past every update handled, none beyond one still being handled. */
   offset(): number | undefined;
-  /** Whether an update taken is still being handled (it is not confirmed yet). */
+  /** Whether an update taken is still being handled, or was refused (it is not confirmed). */
   busy(): boolean;
   /** Resolves when an update taken has been handled. */
   changed(): Promise<void>;
@@ -75,8 +75,6 @@ interface Unit {
   done: boolean;
   /** Refused because guppy is shutting down: left with Telegram, never confirmed. */
   refused: boolean;
-  /** Outside the offset: handed over from a file, not fetched. */
-  replayed: boolean;
   settled: Promise<void>;
 }
 
@@ -158,6 +156,7 @@ export function createTelegramIntake(options: TelegramIntakeOptions): TelegramIn
     });
   };
 
+  /** `replayed`: from a file, not fetched (an album of those never joins a fetched one). */
   const add = (update: TelegramUpdate, replayed: boolean): Unit => {
     const message = anyMessage(update);
     const fresh = newMessage(update);
@@ -178,7 +177,6 @@ export function createTelegramIntake(options: TelegramIntakeOptions): TelegramIn
       started: false,
       done: false,
       refused: false,
-      replayed,
       settled: Promise.resolve(),
     };
     if (album !== undefined) albums.set(album, unit);
@@ -219,7 +217,8 @@ export function createTelegramIntake(options: TelegramIntakeOptions): TelegramIn
     },
 
     busy() {
-      for (const unit of units) if (!unit.replayed) return true;
+      // A refused one too: Telegram sends it at once again, until the channel stops.
+      for (const unit of taken.values()) if (!unit.done || unit.refused) return true;
       return false;
     },
 
