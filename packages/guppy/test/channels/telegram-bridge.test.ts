@@ -98,10 +98,11 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
 
   /**
    * guppy serve run again on `home` (a restart, or the disk a crash left): a new runtime and
-   * Telegram channel, against a new Bot API with nothing to deliver (Telegram confirmed it all).
+   * Telegram channel, against `sameApi` (what Telegram has not confirmed comes again) or a new
+   * Bot API.
    */
-  async function restart(home: string) {
-    const nextApi = await startFakeBotApi();
+  async function restart(home: string, sameApi?: FakeBotApi) {
+    const nextApi = sameApi ?? (await startFakeBotApi());
     const env = {
       TELEGRAM_BOT_TOKEN: nextApi.token,
       GUPPY_TELEGRAM_API_URL: nextApi.apiUrl,
@@ -116,7 +117,7 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       await nextRuntime.orchestrator.shutdown(0);
       await nextChannel.stop();
       await nextRuntime.stop();
-      await nextApi.stop();
+      if (nextApi !== api) await nextApi.stop();
     });
     const logger = createLineLogger({ level: "warn", write: (line) => logged.push(line) });
     await nextChannel.start({ ...nextRuntime.context, logger });
@@ -131,8 +132,6 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
   }
 
   const heldFile = (home: string) => join(home, "telegram", "held-updates.jsonl");
-  const readHeld = (home: string) =>
-    existsSync(heldFile(home)) ? readFileSync(heldFile(home), "utf8") : "";
 
   /** The prompts the LLM was asked about since request `from`. */
   const prompts = (from = 0) => llm.requests().slice(from).map(promptOf);
@@ -231,6 +230,21 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       expect(Date.now() - t0).toBeLessThan(2500);
       await until("ann's answer", () => api.texts(ANN.id).length > 0, 10_000);
     });
+  });
+
+  it("leaves a message refused at shutdown with Telegram, says so once, and does not spin on getUpdates", async () => {
+    await start();
+    // guppy serve stops the orchestrator before the channel: a message may come in between.
+    await runtime.orchestrator.shutdown(0);
+    const late = api.say(ANN, "too late");
+    await until("the notice", () => api.texts(ANN.id).some((t) => t.includes("will be answered")));
+    const polls = () => api.calls.filter((c) => c.method === "getUpdates").length;
+    const before = polls();
+    await pause(1000);
+    expect(polls() - before).toBeLessThanOrEqual(8);
+    await channel.stop();
+    expect(api.texts(ANN.id)).toHaveLength(1);
+    expect(api.unconfirmed().map((u) => u.update_id)).toEqual([late.update_id]);
   });
 
   it("answers a message delivered again once, and archives once for a /new delivered again", async () => {
@@ -540,92 +554,112 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     });
 
     it.each([
-      ["while the polling loop keeps the album's parts", false],
-      ["while the album's parts are being combined", true],
+      ["as soon as the album is fetched", 0],
+      ["while the album's parts are being combined", 600],
     ])(
-      "answers an album and the text held behind it after a restart, when guppy stops %s",
-      async (_, combining) => {
+      "answers an album and the text behind it once after a restart, when guppy stops %s",
+      async (_, delay) => {
         await start();
         const before = llm.requests().length;
-        let confirmedAt = 0;
-        api.onConfirm = () => {
-          confirmedAt ||= Date.now();
+        let confirmed: unknown[] = [];
+        api.onConfirm = (updates) => {
+          confirmed = [...confirmed, ...updates];
         };
-        album(ANN, "album-5", "what is in these photos?");
-        api.say(ANN, "and which one is sharper?");
-        await until("the batch's confirmation", () => confirmedAt > 0);
-        if (combining) {
-          // The loop hands the parts over a second after it fetched them, then polls again; the
-          // combining step waits another second.
-          await until("the parts handed over", () =>
-            api.calls.some((c) => c.method === "getUpdates" && c.at >= confirmedAt + 900),
-          );
-          await pause(200);
-        }
+        api.say(ANN, "before the album");
+        const parts = album(ANN, "album-5", "what is in these photos?");
+        const text = api.say(ANN, "and which one is sharper?");
+        await until("the text before the album confirmed", () => confirmed.length > 0);
+        await pause(delay);
         await serveShutdown();
-        expect(prompts(before)).toEqual([]);
-        // Not "Not accepted": the messages are saved, and answered after the restart. Told so
-        // when the shutdown refused them (the album combined, the text behind it).
+        // Only what the inbox has was confirmed; the album and the text behind it stay with
+        // Telegram, and their sender is told they will be answered, not "Not accepted".
+        expect(confirmed.map((u) => (u as { update_id: number }).update_id)).toEqual([
+          Number(parts[0]?.update_id) - 1,
+        ]);
+        expect(api.unconfirmed().map((u) => u.update_id)).toEqual([
+          ...parts.map((p) => p.update_id),
+          text.update_id,
+        ]);
         expect(api.texts(ANN.id).filter((t) => t.includes("Not accepted"))).toEqual([]);
+        // (So is the text before the album when it had not run yet: the inbox keeps it.)
+        const answered = api.texts(ANN.id).some((t) => t.startsWith("ECHO before"));
         expect(api.texts(ANN.id).filter((t) => t.includes("will be answered"))).toHaveLength(
-          combining ? 2 : 0,
+          answered ? 2 : 3,
         );
-        const next = await restart(runtime.home);
-        await until("both answers", () => next.api.texts(ANN.id).length >= 2, 10_000);
-        await pause(300);
+        // Telegram sends them again to the next guppy, which answers each once.
+        await restart(runtime.home, api);
+        await until(
+          "the album's and the text's answers",
+          () => api.texts(ANN.id).filter((t) => t.startsWith("ECHO")).length >= 3,
+          10_000,
+        );
+        await pause(500);
         expect(prompts(before).map((p) => p.split("\n")[0])).toEqual([
+          "before the album",
           "what is in these photos?",
           "and which one is sharper?",
         ]);
-        expect(prompts(before)[0]).toMatch(/attachment-1\.jpeg/);
-        expect(next.api.texts(ANN.id)).toHaveLength(2);
-        await until("nothing left kept", () => readHeld(runtime.home) === "");
+        expect(prompts(before)[1]).toMatch(/attachment-1\.jpeg/);
+        expect(api.texts(ANN.id).filter((t) => t.startsWith("ECHO"))).toHaveLength(3);
+        expect(api.unconfirmed()).toEqual([]);
       },
     );
 
-    it("has an album and the text held behind it on disk before Telegram is told: a crash then loses neither", async () => {
+    it("confirms nothing to Telegram before the inbox has it: a crash then loses nothing", async () => {
       await start();
       const home = runtime.home;
       const crashed = mkdtempSync(join(tmpdir(), "guppy-crashed-"));
       extra.push(async () => rmSync(crashed, { recursive: true, force: true }));
-      /** Updates confirmed to Telegram while neither kept by the channel nor in the inbox. */
-      const notOnDisk: unknown[] = [];
+      /** Updates confirmed to Telegram while their message (an album's, any part) is not in the inbox. */
+      const notInInbox: unknown[] = [];
+      /** What Telegram still had when the disk was copied. */
+      let unconfirmed: Record<string, unknown>[] = [];
       let copied = false;
       api.onConfirm = (confirmed) => {
-        const lines = (text: string) =>
-          text
+        const inbox = new Set(
+          readFileSync(join(home, "inbox.jsonl"), "utf8")
             .split("\n")
             .filter((l) => l.trim() !== "")
-            .map((l) => JSON.parse(l) as Record<string, unknown>);
-        const kept = new Set(
-          lines(readHeld(home)).map((r) => (r.update as { update_id?: number })?.update_id),
+            .map((l) => (JSON.parse(l) as { messageId?: string }).messageId),
         );
-        const inbox = new Set(
-          lines(readFileSync(join(home, "inbox.jsonl"), "utf8")).map((r) => r.messageId),
-        );
+        const all = [...confirmed, ...api.unconfirmed()];
         for (const update of confirmed) {
-          const message = update.message as { chat: { id: number }; message_id: number };
-          if (
-            !kept.has(Number(update.update_id)) &&
-            !inbox.has(`${message.chat.id}:${message.message_id}`)
-          )
-            notOnDisk.push(update);
+          const message = update.message as { media_group_id?: string };
+          const siblings = message.media_group_id
+            ? all.filter(
+                (u) =>
+                  (u.message as { media_group_id?: string }).media_group_id ===
+                  message.media_group_id,
+              )
+            : [update];
+          const keys = siblings.map((u) => {
+            const m = u.message as { chat: { id: number }; message_id: number };
+            return `${m.chat.id}:${m.message_id}`;
+          });
+          if (!keys.some((key) => inbox.has(key))) notInInbox.push(update);
         }
         if (copied) return;
-        // The disk as a kill -9 (or power cut: what is kept is fsync'd) right now leaves it.
+        // The disk as a kill -9 (or a power cut: the inbox is fsync'd) right now leaves it.
         rmSync(crashed, { recursive: true, force: true });
         cpSync(home, crashed, { recursive: true });
+        unconfirmed = api.unconfirmed().filter((u) => !confirmed.includes(u));
         copied = true;
       };
       api.say(ANN, "before the album");
       album(ANN, "album-7", "what is in these photos?");
       api.say(ANN, "and which one is sharper?");
-      await until("the batch's confirmation", () => copied);
-      expect(notOnDisk).toEqual([]);
-      // This guppy is gone (its own answers do not count); one starts on the disk it left.
+      await until("the batch's first confirmation", () => copied);
+      await until("the album's answer", () => api.texts(ANN.id).length >= 2, 10_000);
+      await until("everything confirmed", () => api.unconfirmed().length === 0);
+      expect(notInInbox).toEqual([]);
+      expect(unconfirmed.length).toBeGreaterThan(0);
+      // This guppy is gone (its own answers do not count); one starts on the disk it left, and
+      // Telegram sends it what was not confirmed then.
       await serveShutdown();
       const before = llm.requests().length;
-      const next = await restart(crashed);
+      const nextApi = await startFakeBotApi();
+      for (const update of unconfirmed) nextApi.push(update);
+      const next = await restart(crashed, nextApi);
       await until(
         "the answers",
         () => prompts(before).filter((p) => !p.startsWith("before")).length >= 2,
@@ -638,26 +672,75 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
           .map((p) => p.split("\n")[0]),
       ).toEqual(["what is in these photos?", "and which one is sharper?"]);
       expect(next.api.texts(ANN.id).filter((t) => !t.includes("before"))).toHaveLength(2);
-      await until("nothing left kept", () => readHeld(crashed) === "");
+      await until("everything confirmed", () => next.api.unconfirmed().length === 0);
+    });
+    it("answers an album and the text held behind it that an older guppy kept, in that order, once", async () => {
+      await start();
+      await serveShutdown();
+      // Updates Telegram confirmed to an older guppy, which kept them in held-updates.jsonl.
+      const at = Math.floor(Date.now() / 1000);
+      const chat = { id: ANN.id, type: "private", first_name: ANN.name };
+      const from = { id: ANN.id, is_bot: false, first_name: ANN.name };
+      const kept: Record<string, unknown>[] = [0, 1].map((i) => {
+        api.files.set(`K${i}`, PNG);
+        return {
+          update_id: 500 + i,
+          message: {
+            message_id: 900 + i,
+            date: at,
+            chat,
+            from,
+            media_group_id: "album-9",
+            photo: photo(`K${i}`),
+            ...(i === 0 ? { caption: "what is in these photos?" } : {}),
+          },
+        };
+      });
+      kept.push({
+        update_id: 502,
+        message: { message_id: 902, date: at, chat, from, text: "and which one is sharper?" },
+      });
+      mkdirSync(join(runtime.home, "telegram"), { recursive: true });
+      writeFileSync(
+        heldFile(runtime.home),
+        kept.map((update) => `${JSON.stringify({ update })}\n`).join(""),
+      );
+      const before = llm.requests().length;
+      await restart(runtime.home, api);
+      await until("both answers", () => prompts(before).length >= 2, 10_000);
+      await pause(500);
+      expect(prompts(before).map((p) => p.split("\n")[0])).toEqual([
+        "what is in these photos?",
+        "and which one is sharper?",
+      ]);
+      expect(prompts(before)[0]).toMatch(/attachment-1\.jpeg/);
+      await until("the file removed", () => !existsSync(heldFile(runtime.home)));
     });
 
-    it("answers a kept message the thread had accepted once: handed over again, it is dropped", async () => {
+    it("hands over what an older guppy kept in held-updates.jsonl once, at the next start: one the thread had accepted is dropped", async () => {
       await start();
       const parts = album(ANN, "album-8", "what is in these photos?");
       const text = api.say(ANN, "and which one is sharper?");
       await until("both answers", () => api.texts(ANN.id).length >= 2, 10_000);
       await serveShutdown();
-      // As if guppy died after handing them over, before their `done` lines: they are kept still,
-      // and so is a text held behind the album then (Telegram confirmed it, nothing else has it).
+      // An older guppy's held-updates.jsonl, as it left it when it died after handing them over,
+      // before their `done` lines, with a text held behind the album (Telegram confirmed it,
+      // nothing else has it).
       const message = text.message as Record<string, unknown>;
       const late = {
         update_id: Number(text.update_id) + 1,
         message: { ...message, message_id: Number(message.message_id) + 1, text: "one more thing" },
       };
       mkdirSync(join(runtime.home, "telegram"), { recursive: true });
+      // One more, handed over since (its `done` line), and a line a crash tore.
+      const handed = {
+        update_id: Number(text.update_id) + 2,
+        message: { ...message, message_id: Number(message.message_id) + 2, text: "handed over" },
+      };
       writeFileSync(
         heldFile(runtime.home),
-        [...parts, text, late].map((update) => `${JSON.stringify({ update })}\n`).join(""),
+        [...parts, text, late, handed].map((update) => `${JSON.stringify({ update })}\n`).join("") +
+          `${JSON.stringify({ done: handed.update_id })}\n{"update":{"upd`,
       );
       const before = llm.requests().length;
       const next = await restart(runtime.home);
@@ -665,7 +748,8 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       await pause(500);
       expect(prompts(before)).toEqual(["one more thing"]);
       expect(next.api.texts(ANN.id)).toHaveLength(1);
-      await until("nothing left kept", () => readHeld(runtime.home) === "");
+      // Emptied once, at this start: nothing kept in it comes again.
+      expect(existsSync(heldFile(runtime.home))).toBe(false);
     });
   });
 });

@@ -24,7 +24,6 @@ import {
   type ReplySettings,
 } from "./chat-thread-handle.js";
 import { planAttachmentDownloads } from "./download-attachments.js";
-import { createIntakeOrder } from "./intake-order.js";
 
 export interface ChatBridgeOptions {
   /** The adapter name: the `adapter` part of thread ids and the access channel name. */
@@ -38,10 +37,9 @@ export interface ChatBridgeOptions {
   /** How long a prompt waits for its attachments before it runs without the missing ones. */
   attachmentWaitMs?: number;
   /**
-   * A prompt refused because guppy is shutting down: true when the channel keeps the message on
-   * disk and hands it over again at its next start (Telegram: an album, and a message held behind
-   * one — `telegram/held-updates.ts`). Its sender is told it will be answered then, rather than
-   * "Not accepted".
+   * A prompt refused because guppy is shutting down: true when the channel hands the message over
+   * again at its next start (Telegram: it is not confirmed, so Telegram sends it again). Its sender
+   * is told it will be answered then, rather than "Not accepted".
    */
   refusedAtShutdown?: (message: Message) => boolean;
 }
@@ -71,7 +69,6 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   /** Handles of accepted prompts whose run has not ended: their answers are still to come. */
   const awaitingAnswer = new Set<ChatThreadHandle>();
   const posts = createThreadPosts();
-  const intake = createIntakeOrder();
   /**
    * A platform slash command names a channel, not a thread (Slack: `slack:C123`, while its threads
    * are `slack:C123:<ts>`): it applies to the thread that last got a prompt in that channel.
@@ -193,17 +190,13 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   };
 
   /**
-   * One incoming message, in its place among the thread's (see `intake-order.ts`). The channel
-   * may acknowledge it once this resolves (Telegram confirms the update with its next getUpdates,
-   * which waits for every handler of the batch), so it resolves as soon as the prompt is in the
+   * One incoming message. The channel may acknowledge it once this resolves (Telegram confirms the
+   * update then: `telegram/telegram-intake.ts`), so it resolves as soon as the prompt is in the
    * durable inbox or the command has acted — replies, and commands that wait for a running turn,
    * go on behind it.
    */
-  const onMessage = (thread: Thread, message: Message, addressed: boolean): Promise<void> => {
-    const raw = message.raw as { message_id?: unknown } | null | undefined;
-    const sequence = typeof raw?.message_id === "number" ? raw.message_id : undefined;
-    return intake.add(thread.id, sequence, () => handleMessage(thread, message, addressed));
-  };
+  const onMessage = async (thread: Thread, message: Message, addressed: boolean) =>
+    handleMessage(thread, message, addressed);
 
   const handleMessage = (thread: Thread, message: Message, addressed: boolean): void => {
     if (message.author.isMe || message.author.isBot === true) return;

@@ -12,7 +12,6 @@ import {
 } from "../bridge/start-chat-channel.js";
 import { type ChannelInfo, refusedToken, settingName } from "../channel.js";
 import { createGuppyTelegramAdapter } from "./guppy-telegram-adapter.js";
-import { type HeldUpdates, openHeldUpdates } from "./held-updates.js";
 import { registerTelegramCommands } from "./register-telegram-commands.js";
 import { renderTelegramMarkdown, TELEGRAM_MESSAGE_LIMIT } from "./telegram-format.js";
 
@@ -83,7 +82,6 @@ export function createTelegramChannel(
   options: TelegramChannelOptions = {},
 ): GatewayChannel<TelegramConfig> {
   let running: RunningChatChannel | undefined;
-  let held: HeldUpdates | undefined;
   return {
     name: channel.name,
     async start(context) {
@@ -93,10 +91,6 @@ export function createTelegramChannel(
       const apiBaseUrl = (config.telegramApiUrl ?? TELEGRAM_API_DEFAULT).replace(/\/+$/, "");
       // A hand-edited access file that does not read stops the start, naming file and line.
       createAccessStore(config.home).check(channel.name);
-      // Album parts and messages held behind an album, kept until handed over (and those a
-      // crash or shutdown left, handed over before polling starts).
-      const kept = openHeldUpdates(config.home, logger);
-      held = kept;
       const adapter = createGuppyTelegramAdapter(
         {
           botToken: token,
@@ -110,7 +104,8 @@ export function createTelegramChannel(
           logger: toChatLogger(logger, channel.name, secretValues(config)),
         },
         answeredUser(config, channel.name),
-        kept,
+        config.home,
+        logger,
       );
       try {
         running = await startChatChannel(
@@ -127,8 +122,6 @@ export function createTelegramChannel(
         );
       } catch (error) {
         await adapter.stopPolling().catch(() => {});
-        kept.close();
-        held = undefined;
         throw startError(error, config, channel);
       }
       await registerTelegramCommands(apiBaseUrl, token, logger);
@@ -136,14 +129,8 @@ export function createTelegramChannel(
     },
     async stop(runsEnded) {
       const current = running;
-      const kept = held;
       running = undefined;
-      held = undefined;
-      try {
-        await stopChatChannel(current, runsEnded);
-      } finally {
-        kept?.close();
-      }
+      await stopChatChannel(current, runsEnded);
     },
   };
 }

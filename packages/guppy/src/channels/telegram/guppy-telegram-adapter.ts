@@ -5,28 +5,31 @@ import {
   type TelegramMessage,
   type TelegramUpdate,
 } from "@chat-adapter/telegram";
+import type { Logger } from "@guppy/core";
 import type { Message, WebhookOptions } from "chat";
 import { parseChatCommand } from "../bridge/chat-commands.js";
-import { createAlbumOrder } from "./album-order.js";
-import { type HeldUpdates, newMessage } from "./held-updates.js";
-
-/** A Telegram thread as the adapter tells them apart: chat, topic, business connection. */
-function threadOf(message: TelegramMessage): string {
-  return JSON.stringify([
-    message.chat.id,
-    message.message_thread_id,
-    message.business_connection_id,
-  ]);
-}
+import { createTelegramIntake, readHeldUpdates } from "./telegram-intake.js";
 
 /** The adapter, and what the bridge tells it. */
 export interface GuppyTelegramAdapter extends TelegramAdapter {
   /**
-   * The bridge's word that `message` was refused because guppy is shutting down. From then on no
-   * update is marked handed over (the ones handed over now may be refused too), and this says
-   * whether the message is one the adapter keeps on disk: then the next start hands it over again.
+   * The bridge's word that `message` was refused because guppy is shutting down: its update is
+   * not confirmed, so Telegram sends it again at the next start. Always true.
    */
   refusedAtShutdown(message: Message): boolean;
+}
+
+/** How often getUpdates is asked again while an update taken is still being handled. */
+const BUSY_POLL_MS = 200;
+/** How long the last confirmation at stop may take. */
+const FINAL_CONFIRM_MS = 3000;
+
+/** The adapter's resolved long-polling settings (its type is not exported). */
+interface PollingConfig {
+  allowedUpdates?: string[];
+  limit: number;
+  retryDelayMs: number;
+  timeout: number;
 }
 
 /**
@@ -36,45 +39,33 @@ export interface GuppyTelegramAdapter extends TelegramAdapter {
  *   check has run, so a stranger guppy ignores still saw the bot typing. This one asks
  *   `mayType(userId)` first. (The adapter's own `allowedUserIds` filter is no substitute: it
  *   drops a message unseen, so an invite could not be redeemed and no refusal would be logged.)
- * - A message sent after an album whose parts the adapter is still collecting is handed over
- *   after the album (`album-order.ts`), not before it. The albums are noted from each
- *   getUpdates answer, since the polling loop keeps an album's parts to itself for a second
- *   before it hands them to `processUpdate`. A held message is not returned to the polling loop,
- *   which awaits every task of a batch before it polls again: awaiting the album there would
- *   stop intake for every chat, and the album itself, which only that loop hands over. `/stop` is
- *   never held: it aborts the run the user saw going when they sent it; behind the album it would
- *   come a second or two late, and with nothing else running it would abort the album's own run.
- * - So Telegram is told about album parts and held messages (the loop's next getUpdates) before
- *   they reach the durable inbox: each is written to `held`, fsync'd, first — the parts as the
- *   getUpdates answer comes in, a held message as it is held — and marked done once handed over
- *   (`held-updates.ts`). A start hands over the ones a crash or a shutdown left, in update_id
- *   order (the album's parts, then the messages behind it, held as before), before it polls;
- *   Telegram sending one of them again (not confirmed before a crash) is ignored. When polling
- *   stops, the albums being combined are handed over and so are the messages held behind them;
- *   an album the loop still kept is left for the next start, with the messages behind it.
- * - An album's handling is not returned to the polling loop either: once the loop hands the
- *   parts over, the step that combines them waits another second for more, and the loop,
- *   awaiting it, fetched no chat's messages meanwhile. Its failure is logged and not retried
- *   (the loop retried it with a backoff up to 30 s, holding every chat a second each time; a
- *   part that cannot be read fails the same way again).
+ * - Its polling loop is guppy's own (`telegram-intake.ts`): an update is confirmed to Telegram
+ *   only once the bridge has it, and a text sent right after an album comes after the album.
+ *   The adapter's loop confirmed each batch with its next getUpdates and kept an album's parts in
+ *   memory meanwhile, so a crash or a stop could lose them.
+ * - A start first hands over what an older guppy left in `<home>/telegram/held-updates.jsonl`,
+ *   then removes the file.
  */
 export function createGuppyTelegramAdapter(
   config: TelegramAdapterConfig,
   mayType: (userId: string) => boolean,
-  held: HeldUpdates,
+  home: string,
+  logger: Logger,
 ): GuppyTelegramAdapter {
   class Adapter extends TelegramAdapter implements GuppyTelegramAdapter {
-    private readonly albumOrder = createAlbumOrder(this.logger, {
-      handedOver: (updateIds) => this.handedOver(updateIds),
+    private readonly intake = createTelegramIntake({
+      handOver: (update) => this.processUpdate(update, { deduplicate: false }) ?? [],
+      isStop: (message) => this.isStop(message),
+      logger,
     });
-    /** Set once a hand-over was refused because guppy is shutting down. */
-    private shuttingDown = false;
-    /** The updates handed over again at start (update_id → message_id): Telegram's copy is ignored. */
-    private readonly replayed = new Map<number, number>();
+    private stopping = false;
+    private abort = new AbortController();
+    /** The offset Telegram was last told. */
+    private confirmed: number | undefined;
 
     refusedAtShutdown(message: Message): boolean {
-      this.shuttingDown = true;
-      return held.hasMessage(message.id);
+      this.intake.refused(message.id);
+      return true;
     }
 
     protected override startTypingForPrivateMessage(
@@ -89,134 +80,98 @@ export function createGuppyTelegramAdapter(
     }
 
     override async startPolling(pollingConfig?: TelegramLongPollingConfig): Promise<void> {
-      this.replay();
+      this.stopping = false;
+      this.abort = new AbortController();
       await super.startPolling(pollingConfig);
     }
 
-    protected override async telegramFetch<TResult>(
-      method: string,
-      payload?: Record<string, unknown> | FormData,
-      request?: { signal?: AbortSignal },
-    ): Promise<TResult> {
-      const result = await super.telegramFetch<TResult>(method, payload, request);
-      if (method === "getUpdates" && Array.isArray(result)) {
-        const parts: TelegramUpdate[] = [];
-        for (const update of result as TelegramUpdate[]) {
-          if (this.isReplayed(update) || !newMessage(update)?.media_group_id) continue;
-          this.noteAlbumPart(update);
-          parts.push(update);
-        }
-        // On disk before the loop sees them, so before its next getUpdates confirms them.
-        this.keep(parts);
-      }
-      return result;
-    }
-
-    protected override processUpdate(
-      update: TelegramUpdate,
-      options?: WebhookOptions,
-    ): Promise<void>[] | void {
-      if (this.isReplayed(update)) return [];
-      return this.handle(update, options);
-    }
-
     override async stopPolling(): Promise<void> {
+      this.stopping = true;
+      this.abort.abort();
       await super.stopPolling();
-      await this.albumOrder.release();
     }
 
-    private handle(update: TelegramUpdate, options?: WebhookOptions): Promise<void>[] | void {
-      const message = newMessage(update);
-      if (message?.media_group_id) {
-        this.noteAlbumPart(update);
-        this.keep([update]);
-        let task: Promise<unknown>;
+    protected override async pollingLoop(pollingConfig: PollingConfig): Promise<void> {
+      // Before the first update is taken: a thread's fetched updates wait behind these.
+      this.replayHeld();
+      let failures = 0;
+      while (this.isPolling && !this.stopping) {
         try {
-          task = Promise.all(super.processUpdate(update, options) ?? []);
-        } catch (error) {
-          task = Promise.reject(error);
-        }
-        this.albumOrder.handling(update.update_id, task);
-        return [];
-      }
-      if (message && !this.isStop(message)) {
-        const wait = this.albumOrder.hold(threadOf(message), message.message_id, () =>
-          this.handOver(update, options),
-        );
-        if (wait) {
-          // Before the loop's next getUpdates confirms it (this returns to the loop).
-          this.keep([update]);
-          return [];
-        }
-      }
-      // Kept and not held (handed over again at start, its album done): marked when handed over.
-      if (held.has(update.update_id)) return [this.handOver(update, options)];
-      return super.processUpdate(update, options);
-    }
-
-    /** Hands a kept update to the bridge and marks it handed over (also when that failed). */
-    private async handOver(update: TelegramUpdate, options?: WebhookOptions): Promise<void> {
-      try {
-        await Promise.all(super.processUpdate(update, options) ?? []);
-      } finally {
-        this.handedOver([update.update_id]);
-      }
-    }
-
-    private handedOver(updateIds: number[]): void {
-      // A refusal at shutdown: what is handed over now may be refused too; it stays kept (a
-      // message that was accepted after all is dropped as delivered again at the next start).
-      if (!this.shuttingDown) held.done(updateIds);
-    }
-
-    private keep(updates: TelegramUpdate[]): void {
-      if (updates.length === 0) return;
-      try {
-        held.keep(updates);
-      } catch (error) {
-        // They are still handed over from memory, as before there was a file.
-        this.logger.error("Could not keep Telegram updates on disk", { error: String(error) });
-      }
-    }
-
-    /** The updates left kept by the last run, handed over in update_id order. */
-    private replay(): void {
-      if (held.leftover.length === 0) return;
-      this.logger.info("Handing over the Telegram messages kept at the last stop", {
-        updates: held.leftover.length,
-      });
-      for (const update of held.leftover) {
-        const message = newMessage(update);
-        if (message) this.replayed.set(update.update_id, message.message_id);
-      }
-      for (const update of held.leftover) {
-        try {
-          for (const task of this.handle(update, { deduplicate: false }) ?? []) {
-            task.catch((error: unknown) => {
-              this.logger.warn("A kept Telegram message failed", { error: String(error) });
-            });
+          await this.ensureBotIdentity();
+          const updates = await this.getUpdates(pollingConfig, this.intake.busy() ? 0 : undefined);
+          failures = 0;
+          this.intake.take(updates);
+          if (this.intake.busy()) {
+            // Telegram answers at once while an update is unconfirmed: ask again shortly, for
+            // the other chats' messages, or once it is handled.
+            await Promise.race([
+              this.intake.changed(),
+              this.sleep(BUSY_POLL_MS, this.abort.signal),
+            ]);
           }
         } catch (error) {
-          this.logger.warn("A kept Telegram message failed", { error: String(error) });
+          if (!this.isPolling || this.stopping) break;
+          failures++;
+          const delay = Math.min(pollingConfig.retryDelayMs * 2 ** (failures - 1), 30_000);
+          this.logger.warn("Telegram polling request failed", {
+            error: String(error),
+            retryDelayMs: delay,
+            consecutiveFailures: failures,
+          });
+          await this.sleep(delay, this.abort.signal);
         }
+      }
+      // What was taken is handed over (a prompt refused at shutdown stays with Telegram), and
+      // what the bridge has is confirmed, so it does not come again.
+      await this.intake.settled();
+      await this.confirmHandled();
+    }
+
+    private async getUpdates(pollingConfig: PollingConfig, timeout?: number) {
+      const offset = this.intake.offset();
+      const updates = await this.telegramFetch<TelegramUpdate[]>(
+        "getUpdates",
+        {
+          allowed_updates: pollingConfig.allowedUpdates,
+          limit: pollingConfig.limit,
+          offset,
+          timeout: timeout ?? pollingConfig.timeout,
+        },
+        { signal: this.abort.signal },
+      );
+      this.confirmed = offset;
+      return updates;
+    }
+
+    private async confirmHandled(): Promise<void> {
+      const offset = this.intake.offset();
+      if (offset === undefined || offset === this.confirmed) return;
+      try {
+        await this.telegramFetch(
+          "getUpdates",
+          { offset, limit: 1, timeout: 0 },
+          { signal: AbortSignal.timeout(FINAL_CONFIRM_MS) },
+        );
+        this.confirmed = offset;
+      } catch (error) {
+        // They come again at the next start, and are dropped then as delivered again.
+        this.logger.debug("Could not confirm the last Telegram updates", { error: String(error) });
       }
     }
 
-    /** Telegram's copy of an update handed over again at start (it was not confirmed). */
-    private isReplayed(update: TelegramUpdate): boolean {
-      const messageId = this.replayed.get(update.update_id);
-      return messageId !== undefined && newMessage(update)?.message_id === messageId;
-    }
-
-    private noteAlbumPart(update: TelegramUpdate): void {
-      const message = newMessage(update);
-      if (!message?.media_group_id) return;
-      this.albumOrder.notePart(
-        update.update_id,
-        threadOf(message),
-        message.media_group_id,
-        message.message_id,
-      );
+    /** What an older guppy kept in held-updates.jsonl: handed over, then the file removed. */
+    private replayHeld(): void {
+      const held = readHeldUpdates(home, logger);
+      if (held.updates.length === 0) {
+        held.clear();
+        return;
+      }
+      logger.info("telegram: handing over the messages kept at the last stop", {
+        updates: held.updates.length,
+      });
+      void this.intake.replay(held.updates).then((accepted) => {
+        if (accepted) held.clear();
+      });
     }
 
     private isStop(message: TelegramMessage): boolean {

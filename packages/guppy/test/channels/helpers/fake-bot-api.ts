@@ -81,6 +81,8 @@ export interface FakeBotApi {
    * disk then is what a crash right after would leave (Telegram sends them no more).
    */
   onConfirm?: (confirmed: Json[]) => void;
+  /** Called as getUpdates answers with updates, before the bot has them. */
+  onDeliver?: (delivered: Json[]) => void;
   stop(): Promise<void>;
 }
 
@@ -202,7 +204,9 @@ export async function startFakeBotApi(
         if (updates.length === 0 && timeoutMs > 0) {
           await longPollWait(waiters, res, timeoutMs);
         }
-        return ok(res, updates.slice(0, Number(body.limit ?? 100)));
+        const delivered = updates.slice(0, Number(body.limit ?? 100));
+        if (delivered.length > 0) api.onDeliver?.(delivered);
+        return ok(res, delivered);
       }
       case "sendMessage": {
         const text = String(body.text ?? "");
