@@ -46,6 +46,7 @@ export {
   createInbox,
   INBOX_FILE,
   type Inbox,
+  type InboxLocation,
 } from "./inbox/create-inbox.js";
 export type { InboxOutcome, InboxRecord, PendingPrompt } from "./inbox/inbox-record.js";
 export { createLineLogger, type Logger, type LogLevel, silentLogger } from "./logging/logger.js";
@@ -82,6 +83,7 @@ export type {
   SendResult,
   ThreadStatus,
 } from "./orchestrator/orchestrator-types.js";
+export { ThreadHeldError } from "./orchestrator/orchestrator-types.js";
 export type {
   ActorMessage,
   PromptContent,

@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import type { ImageContent } from "@mariozechner/pi-ai";
 import { describeCompaction } from "../context/describe-compaction.js";
-import { createInbox, type Inbox } from "../inbox/create-inbox.js";
+import { createInbox, type Inbox, type InboxLocation } from "../inbox/create-inbox.js";
 import type { AcceptedRecord, PendingPrompt } from "../inbox/inbox-record.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { AgentRunner } from "../runner/create-agent-runner.js";
@@ -31,6 +31,7 @@ import type {
   SendResult,
   ThreadStatus,
 } from "./orchestrator-types.js";
+import { ThreadHeldError } from "./orchestrator-types.js";
 import { loadRecentMessageIds, type RecentMessageIds } from "./recent-message-ids.js";
 import type { ActorMessage, PromptContent, ThreadHandle } from "./thread-handle.js";
 
@@ -51,6 +52,13 @@ export interface OrchestratorOptions {
   modelName?: string;
   contextWindow?: number;
   logger?: Logger;
+  /** The durable inbox's journal and lock, if not the home's (`guppy chat`: its session's). */
+  inbox?: InboxLocation;
+  /**
+   * Why another process runs the thread now (a `guppy chat` holds its session), or undefined:
+   * `send`, `reset` and `compact` of such a thread refuse with that reason.
+   */
+  heldElsewhere?(threadId: string): string | undefined;
 }
 
 /** The orchestrator as `guppy serve` uses it: the contract plus events and counters. */
@@ -125,7 +133,11 @@ const busyText = (queued: number) =>
 export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchestrator {
   const { store } = options;
   const logger = options.logger ?? silentLogger;
-  const inbox: Inbox = createInbox({ store, logger });
+  const inbox: Inbox = createInbox({
+    store,
+    logger,
+    ...(options.inbox ? { location: options.inbox } : {}),
+  });
   const limiter = createConcurrencyLimiter(options.maxConcurrent);
   const actors = new Map<string, Actor>();
   const links = new Map<string, ChannelLink>();
@@ -721,6 +733,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         if (stopping) {
           return { status: "refused", reason: "guppy is shutting down", shuttingDown: true };
         }
+        const held = options.heldElsewhere?.(spelling);
+        if (held !== undefined) return { status: "refused", reason: held, heldElsewhere: true };
         // A channel's message id is checked against the thread's recent ones (none: no cost).
         const checked = message.messageId;
         const fresh =
@@ -850,6 +864,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     },
 
     async reset(threadId, messageId): Promise<ResetResult> {
+      const held = options.heldElsewhere?.(threadId);
+      if (held !== undefined) throw new ThreadHeldError(held);
       const fresh = !actors.has(canonicalThreadId(threadId));
       const actor = actorFor(threadId);
       if (isDuplicate(actor, messageId)) {
@@ -880,6 +896,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     },
 
     async compact(threadId, messageId): Promise<CompactResult> {
+      const held = options.heldElsewhere?.(threadId);
+      if (held !== undefined) throw new ThreadHeldError(held);
       const fresh = !actors.has(canonicalThreadId(threadId));
       const actor = actorFor(threadId);
       if (isDuplicate(actor, messageId)) {

@@ -22,9 +22,15 @@ export type SendResult =
   | { status: "dropped"; reason: string }
   /**
    * Not accepted. `shuttingDown`: because guppy is shutting down — a channel that keeps the
-   * message on disk until it is accepted hands it over again after the restart.
+   * message on disk until it is accepted hands it over again after the restart. `heldElsewhere`:
+   * another process runs the thread now (a `guppy chat` holds its session).
    */
-  | { status: "refused"; reason: string; shuttingDown?: true };
+  | { status: "refused"; reason: string; shuttingDown?: true; heldElsewhere?: true };
+
+/** Why `reset` or `compact` refused: another process runs the thread (`heldElsewhere`). */
+export class ThreadHeldError extends Error {
+  override name = "ThreadHeldError";
+}
 
 /** What `/new` did: archived the context (its path, when there was one), or nothing (a duplicate). */
 export type ResetResult = { status: "reset"; archived?: string } | { status: "duplicate" };

@@ -19,7 +19,7 @@ import {
   type RuntimeOrchestrator,
 } from "../../src/orchestrator/create-orchestrator.js";
 import type { OrchestratorEvent } from "../../src/orchestrator/orchestrator-events.js";
-import type { CompactResult } from "../../src/orchestrator/orchestrator-types.js";
+import { type CompactResult, ThreadHeldError } from "../../src/orchestrator/orchestrator-types.js";
 import type { ThreadHandle } from "../../src/orchestrator/thread-handle.js";
 import { createAgentRunner } from "../../src/runner/create-agent-runner.js";
 import type { RunnerEvent } from "../../src/runner/runner-events.js";
@@ -1210,5 +1210,30 @@ describe("orchestrator (faux provider)", () => {
       ["user", "gate forever"],
       ["guppy", stopped],
     ]);
+  });
+
+  it("refuses send, reset and compact of a thread another process holds (heldElsewhere), and runs the others", async () => {
+    const reason = "open in guppy chat";
+    const o = make({ heldElsewhere: (id) => (id.startsWith("cli:") ? reason : undefined) });
+    await o.start();
+    const held = "cli:local:default";
+    expect(o.send(held, { type: "prompt", text: "hi" })).toEqual({
+      status: "refused",
+      reason,
+      heldElsewhere: true,
+    });
+    expect(o.send(held, { type: "abort" })).toMatchObject({
+      status: "refused",
+      heldElsewhere: true,
+    });
+    await expect(o.reset(held)).rejects.toThrow(ThreadHeldError);
+    await expect(o.compact(held)).rejects.toThrow(reason);
+    expect(o.counters().accepted).toBe(0);
+    expect(existsSync(store.threadDir(held))).toBe(false);
+    const t = recordingHandle("test:c:free");
+    expect(
+      o.send(t.handle.threadId, { type: "prompt", text: "free", thread: t.handle }).status,
+    ).toBe("queued");
+    await until(() => t.finals().length === 1);
   });
 });
