@@ -156,7 +156,7 @@ export {
 } from "./store/durable-append.js";
 export { readJsonl } from "./store/jsonl.js";
 export type { LogEntry } from "./store/log-entry.js";
-export { lockByPid } from "./store/pid-lock.js";
+export { lockByPid, lockHolder } from "./store/pid-lock.js";
 export {
   canonicalThreadId,
   encodeSegment,

@@ -6,6 +6,8 @@ import type {
   InMemoryThreads,
   PromptReply,
   ReplyEvents,
+  ThreadCommand,
+  ThreadCommandResult,
   ThreadLookup,
   ThreadSummary,
 } from "./http-backend.js";
@@ -34,6 +36,7 @@ type WireSendResult =
 export type BackendRequest =
   | { type: "send"; call: number; threadId: string; message: WireMessage; synced: boolean }
   | { type: "thread"; call: number; threadId: string }
+  | { type: "command"; call: number; threadId: string; command: ThreadCommand; messageId?: string }
   | { type: "threadsInMemory"; call: number; after?: string }
   | { type: "statuses"; call: number; threadIds: string[] }
   | { type: "logFile"; call: number; threadId: string }
@@ -48,6 +51,7 @@ export type BackendReply =
   /** `outcomes`: what the reply got before the result went (a plain answer: all of it). */
   | { type: "sent"; call: number; result: WireSendResult; outcomes: ReplyOutcome[] }
   | { type: "thread"; call: number; value: ThreadLookup }
+  | { type: "command"; call: number; value: ThreadCommandResult }
   | { type: "threadsInMemory"; call: number; value: InMemoryThreads }
   | { type: "statuses"; call: number; value: ThreadSummary[] }
   | { type: "logFile"; call: number; value: string }
@@ -124,6 +128,11 @@ export function serveBackend(port: Port, backend: HttpBackend): () => void {
         backend
           .thread(request.threadId)
           .then((value) => post({ type: "thread", call, value }), failed(call));
+        return;
+      case "command":
+        backend
+          .command(request.threadId, request.command, request.messageId)
+          .then((value) => post({ type: "command", call, value }), failed(call));
         return;
       case "threadsInMemory":
         backend
@@ -348,6 +357,13 @@ export function createRemoteBackend(
     },
     thread: async (threadId) =>
       (await ask({ type: "thread", call: next++, threadId }, "thread")).value,
+    command: async (threadId, command, messageId) =>
+      (
+        await ask(
+          { type: "command", call: next++, threadId, command, ...(messageId ? { messageId } : {}) },
+          "command",
+        )
+      ).value,
     threadsInMemory: async (after) =>
       (
         await ask(

@@ -1,14 +1,17 @@
 import { existsSync } from "node:fs";
 import {
+  type CompactResult,
   canonicalThreadId,
   type LogEntry,
   type Orchestrator,
   type OrchestratorEvent,
   type OrchestratorListener,
+  type ResetResult,
   type RunnerEvent,
   type SendResult,
   type Store,
   type ThreadHandle,
+  ThreadHeldError,
 } from "@guppy/core";
 import { createAnswerText } from "./answer-text.js";
 
@@ -43,6 +46,12 @@ export type HttpMessage =
   | { type: "steer"; text: string; messageId?: string }
   | { type: "abort"; messageId?: string };
 
+/** `/new` and `/compact` of a thread (POST /v1/threads/{id}/new, …/compact). */
+export type ThreadCommand = "new" | "compact";
+
+/** What a command did; "held": a `guppy chat` has the thread open (`reason` says so). */
+export type ThreadCommandResult = ResetResult | CompactResult | { status: "held"; reason: string };
+
 /** `threadId`: the id's one spelling ("http:api" is "http:api:default"), for routes to use. */
 export type ThreadLookup =
   | { status: "known"; threadId: string }
@@ -66,6 +75,12 @@ export interface InMemoryThreads {
 export interface HttpBackend {
   /** `orchestrator.send`; a prompt's fsync runs off the event loop (`synced` says when done). */
   send(threadId: string, message: HttpMessage): Promise<SendResult>;
+  /** `orchestrator.reset` or `.compact`: resolves once done (after the running turn). */
+  command(
+    threadId: string,
+    command: ThreadCommand,
+    messageId?: string,
+  ): Promise<ThreadCommandResult>;
   /**
    * Is `threadId` a valid thread id, and has the thread been seen (in memory or on disk)? Gives
    * the id as the gateway spells it.
@@ -91,7 +106,7 @@ export interface HttpBackend {
 }
 
 export interface LocalBackendOptions {
-  orchestrator: Pick<Orchestrator, "send" | "status" | "threads">;
+  orchestrator: Pick<Orchestrator, "send" | "status" | "threads" | "reset" | "compact">;
   store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads">;
   subscribe?: (listener: OrchestratorListener) => () => void;
 }
@@ -117,6 +132,16 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
             }
           : message,
       ),
+    command: async (threadId, command, messageId) => {
+      try {
+        return command === "new"
+          ? await orchestrator.reset(threadId, messageId)
+          : await orchestrator.compact(threadId, messageId);
+      } catch (error) {
+        if (error instanceof ThreadHeldError) return { status: "held", reason: error.message };
+        throw error;
+      }
+    },
     thread: async (id) => {
       let canonical: string;
       try {
