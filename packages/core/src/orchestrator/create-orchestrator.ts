@@ -722,6 +722,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       contextTokens: snap?.contextTokens ?? 0,
       contextWindow: snap?.contextWindow ?? options.contextWindow ?? 0,
       compactions: snap?.compactions ?? 0,
+      ...(snap?.compactionFallbacks ? { compactionFallbacks: snap.compactionFallbacks } : {}),
       cost: snap?.cost ?? 0,
       ...(snap?.lastUsage ? { lastUsage: snap.lastUsage } : {}),
     };

@@ -14,6 +14,8 @@ export interface ThreadFigures {
   contextTokens: number;
   contextWindow: number;
   compactions: number;
+  /** Of those, the ones that dropped old turns because the summary request failed. */
+  compactionFallbacks?: number;
   /** Sums over the thread's requests. */
   cost: number;
   lastUsage?: Usage;
@@ -32,6 +34,7 @@ export function threadFigures(stats: RunnerStats): ThreadFigures {
     contextWindow: stats.context.window,
     cost: stats.totals.cost,
     compactions: stats.context.compactions,
+    ...(stats.context.fallbacks > 0 ? { compactionFallbacks: stats.context.fallbacks } : {}),
     ...(stats.lastUsage ? { lastUsage: stats.lastUsage } : {}),
   };
 }
@@ -73,6 +76,9 @@ export function parseSavedStatus(text: string): SavedThreadStatus | undefined {
     contextWindow: v.contextWindow as number,
     compactions: v.compactions as number,
     cost: v.cost as number,
+    ...(typeof v.compactionFallbacks === "number"
+      ? { compactionFallbacks: v.compactionFallbacks }
+      : {}),
     ...(usable ? { lastUsage: usage as unknown as Usage } : {}),
   };
 }

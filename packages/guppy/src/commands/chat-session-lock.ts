@@ -15,12 +15,13 @@ export const CHAT_LOCK_FILE = "chat.lock";
 export function lockChatSession(store: Store, threadId: string, session: string): () => void {
   const dir = store.threadDir(threadId);
   mkdirSync(dir, { recursive: true });
-  return lockByPid(
-    join(dir, CHAT_LOCK_FILE),
-    (owner) =>
-      new UsageError(
-        `session "${session}" is open in another guppy chat (pid ${owner}); use --session NAME for another conversation`,
-      ),
+  return lockByPid(join(dir, CHAT_LOCK_FILE), (owner) => sessionOpenError(session, owner));
+}
+
+/** What a second `guppy chat` on a session is told. */
+export function sessionOpenError(session: string, owner: number): UsageError {
+  return new UsageError(
+    `session "${session}" is open in another guppy chat (pid ${owner}); use --session NAME for another conversation`,
   );
 }
 

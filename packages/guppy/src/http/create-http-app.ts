@@ -99,6 +99,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     return c.json({
       ...threadJson(status),
       compactions: status.compactions,
+      compaction_fallbacks: status.compactionFallbacks ?? 0,
       last_usage: u
         ? {
             input: u.input,
