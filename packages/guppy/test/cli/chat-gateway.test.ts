@@ -3,6 +3,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { waitDead } from "../../../core/test/helpers/process-state.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 import {
   type AsyncMockLlm,
@@ -43,6 +44,11 @@ describe("guppy chat beside guppy serve", () => {
       const last = request.messages[request.messages.length - 1];
       if (last?.role === "tool") return { content: "tool finished" };
       const text = contentText(last?.content);
+      const sleep = /run-sleep (\S+)/.exec(text);
+      if (sleep?.[1]) {
+        const command = `sleep 60 & echo $! > ${sleep[1]}; wait`;
+        return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command }) }] };
+      }
       const held = /hold (\S+)/.exec(text);
       if (held?.[1]) await waiting.get(held[1]);
       const users = request.messages.filter((m) => m.role === "user").length;
@@ -197,5 +203,32 @@ describe("guppy chat beside guppy serve", () => {
       return m.length === 6 ? m : undefined;
     });
     expect(messages[5]?.text).toBe("echo: now mine (#3)");
+  });
+
+  it("Ctrl+C in an attached chat aborts the run in the gateway (its tool command killed) and exits 130", async () => {
+    const home = newHome();
+    const s = await serve(home);
+    const pidFile = join(home, "sleeper.pid");
+    const chat = spawn(
+      process.execPath,
+      [guppyBin, "chat", "-m", `run-sleep ${pidFile}`, "--session", "int"],
+      { env: env(home), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    children.push(chat);
+    let stderr = "";
+    chat.stderr.on("data", (d) => {
+      stderr += d;
+    });
+    const closed = new Promise<number | null>((resolve) => chat.on("close", resolve));
+    const pid = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0);
+    const sleeper = await waitFor(() => (pid() > 0 ? pid() : undefined), 10_000, "the tool");
+    chat.kill("SIGINT");
+    expect(await closed, stderr).toBe(130);
+    expect(stderr).toBe("guppy: interrupted\n");
+    expect(await waitDead(sleeper)).toBe(true);
+    const status = (await (await s.api("/v1/threads/cli:local:int/status")).json()) as {
+      state: string;
+    };
+    expect(status.state).toBe("idle");
   });
 });
