@@ -1,25 +1,20 @@
 import type { MessagePort } from "node:worker_threads";
 import type { OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
 import type {
+  BackendCalls,
   HttpBackend,
   HttpMessage,
-  InMemoryThreads,
   PromptReply,
   ReplyEvents,
-  ThreadCommand,
-  ThreadCommandResult,
-  ThreadLookup,
-  ThreadSummary,
 } from "./http-backend.js";
 import { listThreadDirs } from "./list-thread-dirs.js";
 import { readLogFile } from "./read-log-file.js";
 
 /**
- * The HTTP backend across a MessagePort: the worker thread that serves HTTP (http-worker.ts)
- * calls `createRemoteBackend`, the main thread answers with `serveBackend` over the real
- * orchestrator. Every call is one message each way — a plain chat answer too: its result comes
- * back with the run's usage and end, once the run is over; a streamed one gets a message per
- * runner event. What either side posts in one turn of its event loop crosses as one batch.
+ * The HTTP backend across a MessagePort: the worker (http-worker.ts) calls `createRemoteBackend`,
+ * the main thread answers with `serveBackend` over the real orchestrator. A call is one message
+ * each way (a plain chat answer's usage and end ride with its result); what one side posts in one
+ * turn of its event loop crosses as one batch.
  */
 
 /** A prompt as it crosses: the reply's listener stays in the worker, only what it wants goes. */
@@ -32,14 +27,14 @@ type WireSendResult =
   | { status: "queued"; inboxId: string; position: number; deferred: boolean }
   | Exclude<SendResult, { status: "queued" }>;
 
+/** The calls that go by name; a call of two arguments would not type-check here. */
+type CallName = keyof OneArgument<BackendCalls>;
+type OneArgument<T extends Record<keyof T, (arg: never) => Promise<unknown>>> = T;
+
 /** Worker → main. `call` numbers a call; later messages about it (events, sync) carry it. */
 export type BackendRequest =
+  | { type: "call"; call: number; method: CallName; arg: unknown }
   | { type: "send"; call: number; threadId: string; message: WireMessage; synced: boolean }
-  | { type: "thread"; call: number; threadId: string }
-  | { type: "command"; call: number; threadId: string; command: ThreadCommand; messageId?: string }
-  | { type: "threadsInMemory"; call: number; after?: string }
-  | { type: "statuses"; call: number; threadIds: string[] }
-  | { type: "logFile"; call: number; threadId: string }
   | { type: "subscribe"; call: number; threadId: string }
   | { type: "unsubscribe"; call: number };
 
@@ -48,13 +43,9 @@ type ReplyOutcome = { type: "event"; event: RunnerEvent } | { type: "notice"; te
 
 /** Main → worker. */
 export type BackendReply =
+  | { type: "answer"; call: number; value: unknown }
   /** `outcomes`: what the reply got before the result went (a plain answer: all of it). */
   | { type: "sent"; call: number; result: WireSendResult; outcomes: ReplyOutcome[] }
-  | { type: "thread"; call: number; value: ThreadLookup }
-  | { type: "command"; call: number; value: ThreadCommandResult }
-  | { type: "threadsInMemory"; call: number; value: InMemoryThreads }
-  | { type: "statuses"; call: number; value: ThreadSummary[] }
-  | { type: "logFile"; call: number; value: string }
   | { type: "failed"; call: number; message: string }
   | { type: "synced"; call: number; error?: string }
   | { type: "reply"; call: number; outcome: ReplyOutcome }
@@ -124,31 +115,13 @@ export function serveBackend(port: Port, backend: HttpBackend): () => void {
         }, failed(call));
         return;
       }
-      case "thread":
-        backend
-          .thread(request.threadId)
-          .then((value) => post({ type: "thread", call, value }), failed(call));
+      case "call": {
+        const method = backend[request.method] as (arg: unknown) => Promise<unknown>;
+        method
+          .call(backend, request.arg)
+          .then((value) => post({ type: "answer", call, value }), failed(call));
         return;
-      case "command":
-        backend
-          .command(request.threadId, request.command, request.messageId)
-          .then((value) => post({ type: "command", call, value }), failed(call));
-        return;
-      case "threadsInMemory":
-        backend
-          .threadsInMemory(request.after)
-          .then((value) => post({ type: "threadsInMemory", call, value }), failed(call));
-        return;
-      case "statuses":
-        backend
-          .statuses(request.threadIds)
-          .then((value) => post({ type: "statuses", call, value }), failed(call));
-        return;
-      case "logFile":
-        backend
-          .logFile(request.threadId)
-          .then((value) => post({ type: "logFile", call, value }), failed(call));
-        return;
+      }
       case "subscribe":
         if (backend.subscribe) {
           subscriptions.set(
@@ -247,9 +220,8 @@ function relayReply(call: number, events: ReplyEvents, post: (reply: BackendRepl
 }
 
 /**
- * The backend for the worker: each call is a message to `serveBackend` on the main thread, but
- * for what the worker does itself: reading a thread's log, listing the thread directories under
- * `home` (list-thread-dirs.ts).
+ * The backend for the worker: a call of BackendCalls is a message to `serveBackend` on the main
+ * thread, by name; the worker itself reads thread logs and lists the thread directories.
  */
 export function createRemoteBackend(
   port: Port,
@@ -303,7 +275,7 @@ export function createRemoteBackend(
   });
 
   /** Posts a request and resolves with its answer (rejects on "failed"). */
-  const ask = <T extends BackendReply["type"]>(
+  const ask = <T extends "answer" | "sent">(
     request: BackendRequest,
     expect: T,
   ): Promise<Extract<BackendReply, { type: T }>> =>
@@ -315,10 +287,12 @@ export function createRemoteBackend(
       });
       postRequest(request);
     });
-  const logFile = async (threadId: string) =>
-    (await ask({ type: "logFile", call: next++, threadId }, "logFile")).value;
+  const call = <M extends CallName>(method: M, arg: Parameters<BackendCalls[M]>[0]) =>
+    ask({ type: "call", call: next++, method, arg }, "answer").then(
+      (reply) => reply.value as Awaited<ReturnType<BackendCalls[M]>>,
+    );
 
-  return {
+  const own: Omit<HttpBackend, CallName> = {
     async send(threadId, message) {
       const call = next++;
       let wire: WireMessage;
@@ -355,41 +329,34 @@ export function createRemoteBackend(
       }
       return { ...queued, synced: onDisk };
     },
-    thread: async (threadId) =>
-      (await ask({ type: "thread", call: next++, threadId }, "thread")).value,
-    command: async (threadId, command, messageId) =>
-      (
-        await ask(
-          { type: "command", call: next++, threadId, command, ...(messageId ? { messageId } : {}) },
-          "command",
-        )
-      ).value,
-    threadsInMemory: async (after) =>
-      (
-        await ask(
-          { type: "threadsInMemory", call: next++, ...(after !== undefined ? { after } : {}) },
-          "threadsInMemory",
-        )
-      ).value,
-    // Listed here, in the worker: the walk costs the agents' thread nothing.
+    // Listed and read here, in the worker: the walk and a long log cost the agents' thread nothing.
     threadIdsOnDisk: () => listThreadDirs(options.home),
-    statuses: async (threadIds) =>
-      (await ask({ type: "statuses", call: next++, threadIds }, "statuses")).value,
-    logFile,
-    // Read and parsed here, in the worker: a long log costs the agents' thread nothing.
-    readLog: async (threadId) => readLogFile(await logFile(threadId)),
-    ...(options.events
-      ? {
-          subscribe(threadId: string, listener: (event: OrchestratorEvent) => void) {
-            const call = next++;
-            streams.set(call, listener);
-            postRequest({ type: "subscribe", call, threadId });
-            return () => {
-              streams.delete(call);
-              postRequest({ type: "unsubscribe", call });
-            };
-          },
+    readLog: async (threadId) => readLogFile(await call("logFile", threadId)),
+    subscribe: options.events
+      ? (threadId, listener) => {
+          const call = next++;
+          streams.set(call, listener);
+          postRequest({ type: "subscribe", call, threadId });
+          return () => {
+            streams.delete(call);
+            postRequest({ type: "unsubscribe", call });
+          };
         }
-      : {}),
+      : undefined,
   };
+  // Any other name is a call of BackendCalls: its forwarder is made once, on first use.
+  const forwarders = new Map<string, (arg: unknown) => Promise<unknown>>();
+  return new Proxy(own, {
+    get(target, name, receiver) {
+      if (typeof name !== "string" || name in target || name === "then") {
+        return Reflect.get(target, name, receiver);
+      }
+      let forward = forwarders.get(name);
+      if (!forward) {
+        forward = (arg) => call(name as CallName, arg as never);
+        forwarders.set(name, forward);
+      }
+      return forward;
+    },
+  }) as HttpBackend;
 }

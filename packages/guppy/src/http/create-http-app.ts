@@ -121,7 +121,11 @@ export function createHttpApp(options: HttpAppOptions): Hono {
       const messageId = messageIdOf(parsed.body);
       let result: Awaited<ReturnType<HttpBackend["command"]>>;
       try {
-        result = await backend.command(id, command, messageId);
+        result = await backend.command({
+          threadId: id,
+          command,
+          ...(messageId ? { messageId } : {}),
+        });
       } catch (error) {
         // A /compact while one runs in the thread, or a compaction that failed.
         const message = error instanceof Error ? error.message : String(error);

@@ -46,8 +46,12 @@ export type HttpMessage =
   | { type: "steer"; text: string; messageId?: string }
   | { type: "abort"; messageId?: string };
 
-/** `/new` and `/compact` of a thread (POST /v1/threads/{id}/new, …/compact). */
-export type ThreadCommand = "new" | "compact";
+/** `/new` or `/compact` of a thread (POST /v1/threads/{id}/new, …/compact). */
+export interface ThreadCommand {
+  threadId: string;
+  command: "new" | "compact";
+  messageId?: string;
+}
 
 /** What a command did; "held": a `guppy chat` has the thread open (`reason` says so). */
 export type ThreadCommandResult = ResetResult | CompactResult | { status: "held"; reason: string };
@@ -68,39 +72,33 @@ export interface InMemoryThreads {
 }
 
 /**
- * What the HTTP API's routes need of the gateway. Asynchronous because the routes run in a
- * worker thread (http-worker.ts) and reach the orchestrator, which stays on the main thread,
- * through backend-rpc.ts; `createLocalBackend` is the same contract over direct calls.
+ * The backend's calls that are one request and one answer, each taking one argument at most:
+ * across the worker's port they go by name (backend-rpc.ts), so a new one is an entry here and
+ * its implementation in createLocalBackend.
  */
-export interface HttpBackend {
+export interface BackendCalls {
+  /** Is `threadId` valid and seen (in memory or on disk)? Gives the gateway's spelling. */
+  thread(threadId: string): Promise<ThreadLookup>;
+  /** The threads in memory by canonical id, and `after` (a GET /v1/threads cursor) canonical. */
+  threadsInMemory(after?: string): Promise<InMemoryThreads>;
+  /** `orchestrator.status` of each thread (an unloaded one: its status.json, read once). */
+  statuses(threadIds: string[]): Promise<ThreadSummary[]>;
+  /** Where the thread's log.jsonl is: the worker reads it itself. */
+  logFile(threadId: string): Promise<string>;
+  /** `orchestrator.reset` or `.compact`: resolves once done (after the running turn). */
+  command(request: ThreadCommand): Promise<ThreadCommandResult>;
+}
+
+/**
+ * What the HTTP API's routes need of the gateway: asynchronous because the routes run in a worker
+ * thread (http-worker.ts) and reach the orchestrator on the main thread through backend-rpc.ts.
+ */
+export interface HttpBackend extends BackendCalls {
   /** `orchestrator.send`; a prompt's fsync runs off the event loop (`synced` says when done). */
   send(threadId: string, message: HttpMessage): Promise<SendResult>;
-  /** `orchestrator.reset` or `.compact`: resolves once done (after the running turn). */
-  command(
-    threadId: string,
-    command: ThreadCommand,
-    messageId?: string,
-  ): Promise<ThreadCommandResult>;
-  /**
-   * Is `threadId` a valid thread id, and has the thread been seen (in memory or on disk)? Gives
-   * the id as the gateway spells it.
-   */
-  thread(threadId: string): Promise<ThreadLookup>;
-  /**
-   * The threads in memory, each with its canonical id (list-threads.ts), and `after` (a cursor
-   * of GET /v1/threads, a valid thread id) in its canonical spelling.
-   */
-  threadsInMemory(after?: string): Promise<InMemoryThreads>;
   /** The ids of the threads with a directory under GUPPY_HOME (the worker lists them itself). */
   threadIdsOnDisk(): Promise<string[]>;
-  /**
-   * `orchestrator.status` of each thread: a thread with no agent loaded shows its status.json,
-   * read once and kept.
-   */
-  statuses(threadIds: string[]): Promise<ThreadSummary[]>;
   readLog(threadId: string): Promise<LogEntry[]>;
-  /** Where the thread's log.jsonl is: the worker reads it itself (`readLog` over the port). */
-  logFile(threadId: string): Promise<string>;
   /** One thread's orchestrator events (the SSE stream); returns the unsubscribe. */
   subscribe?(threadId: string, listener: (event: OrchestratorEvent) => void): () => void;
 }
@@ -132,16 +130,6 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
             }
           : message,
       ),
-    command: async (threadId, command, messageId) => {
-      try {
-        return command === "new"
-          ? await orchestrator.reset(threadId, messageId)
-          : await orchestrator.compact(threadId, messageId);
-      } catch (error) {
-        if (error instanceof ThreadHeldError) return { status: "held", reason: error.message };
-        throw error;
-      }
-    },
     thread: async (id) => {
       let canonical: string;
       try {
@@ -164,6 +152,16 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
     statuses: async (threadIds) => threadIds.map((id) => orchestrator.status(id)),
     readLog: async (threadId) => store.readLog(threadId),
     logFile: async (threadId) => store.logFile(threadId),
+    command: async ({ threadId, command, messageId }) => {
+      try {
+        return command === "new"
+          ? await orchestrator.reset(threadId, messageId)
+          : await orchestrator.compact(threadId, messageId);
+      } catch (error) {
+        if (error instanceof ThreadHeldError) return { status: "held", reason: error.message };
+        throw error;
+      }
+    },
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
   };
 }

@@ -5,7 +5,7 @@ import { resolveApiToken } from "./api-token.js";
 import { serveBackend } from "./backend-rpc.js";
 import { localUrl } from "./gateway-file.js";
 import { createLocalBackend, type HttpBackend } from "./http-backend.js";
-import type { HttpWorkerData, HttpWorkerReport } from "./http-worker-protocol.js";
+import type { HttpWorkerData, HttpWorkerReport } from "./http-worker.js";
 
 /** Past this many unexpected worker exits within a minute, the HTTP API stays down (logged). */
 const MAX_RESTARTS_PER_MINUTE = 5;

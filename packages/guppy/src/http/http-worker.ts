@@ -1,14 +1,38 @@
 import type { Server } from "node:http";
-import { parentPort, workerData } from "node:worker_threads";
+import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { createRemoteBackend } from "./backend-rpc.js";
 import { createHttpApp } from "./create-http-app.js";
-import type {
-  HttpWorkerCommand,
-  HttpWorkerData,
-  HttpWorkerReport,
-} from "./http-worker-protocol.js";
 import { closeHttp, listenHttp } from "./listen-http.js";
 import { HTTP_THREAD_NICENESS, lowerThreadPriority } from "./thread-priority.js";
+
+/** What the worker starts with (http-channel.ts gives it). */
+export interface HttpWorkerData {
+  /** GUPPY_HOME: the worker lists the thread directories itself. */
+  home: string;
+  host: string;
+  port: number;
+  token: string;
+  /** Where the token is stored, for the 401 message. */
+  tokenHint: string;
+  modelName: string;
+  /** The gateway has an event stream (GET /v1/threads/{id}/events). */
+  events: boolean;
+  /** The backend calls' port (backend-rpc.ts); the worker's parentPort carries the lifecycle. */
+  backend: MessagePort;
+}
+
+/** Main → worker. */
+export type HttpWorkerCommand = { type: "stop" };
+
+/** Worker → main. */
+export type HttpWorkerReport =
+  | { type: "listening"; address: string; port: number }
+  | { type: "failed"; message: string }
+  | { type: "stopped" }
+  /** An unhandled rejection or exception in the worker: logged by the gateway, not fatal. */
+  | { type: "error"; message: string }
+  /** A failure the worker handled but no client was told of (an answer it could not write). */
+  | { type: "log"; message: string };
 
 /**
  * The HTTP API's worker thread (started by http-channel.ts): it parses requests, checks tokens,

@@ -132,7 +132,8 @@ describe("thread commands and status over the HTTP API", () => {
     const listed = (await (await request("GET", "/v1/threads")).json()) as {
       threads: Array<Record<string, unknown>>;
     };
-    const { compactions: _c, last_usage: _u, ...listedShape } = status;
+    expect(status.compaction_fallbacks).toBe(0);
+    const { compactions: _c, compaction_fallbacks: _f, last_usage: _u, ...listedShape } = status;
     expect(listed.threads).toEqual([listedShape]);
     expect((await request("GET", "/v1/threads/http:api:nothing/status")).status).toBe(404);
   });
