@@ -41,9 +41,9 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   const logger = createLineLogger({ level: config.debug ? "debug" : "warn" });
   const store = createStore({ home: config.home, logger });
   const gateway = readGatewayFile(config.home);
-  const opened = gateway
-    ? await attach(gateway, config, store, threadId, session)
-    : await runHere(config, store, logger, threadId, session);
+  const opened =
+    (gateway && (await attach(gateway, config, store, threadId, session))) ||
+    (await runHere(config, store, logger, threadId, session));
   const { thread, explain } = opened;
   const stop = watchStopSignals(
     () => thread.abort(),
@@ -76,14 +76,17 @@ interface OpenedThread {
   close?: () => void;
 }
 
-/** The thread through the gateway's HTTP API (chat-gateway-thread.ts). */
+/**
+ * The thread through the gateway's HTTP API (chat-gateway-thread.ts); undefined when nothing
+ * listens at its address (its pid now another process's): the chat runs the thread itself.
+ */
 async function attach(
   gateway: GatewayAddress,
   config: GuppyConfig,
   store: Store,
   threadId: string,
   session: string,
-): Promise<OpenedThread> {
+): Promise<OpenedThread | undefined> {
   // A chat that had the session open before the gateway started runs it still (the gateway
   // refuses the thread meanwhile): one chat per session, as without a gateway.
   const holder = chatSessionHolder(store, threadId);
@@ -97,8 +100,13 @@ async function attach(
   // The gateway knows a thread with a directory: its event stream opens before the first prompt.
   mkdirSync(store.threadDir(threadId), { recursive: true });
   const { attachToGateway } = await import("./chat-gateway-thread.js");
-  const thread = await attachToGateway({ gateway, token, threadId });
-  return { thread, explain: (message) => message };
+  try {
+    const thread = await attachToGateway({ gateway, token, threadId });
+    return { thread, explain: (message) => message };
+  } catch (error) {
+    if ((error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return undefined;
+    throw error;
+  }
 }
 
 /** The thread through an orchestrator in this process (chat-local-thread.ts). */

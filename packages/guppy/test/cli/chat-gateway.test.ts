@@ -1,9 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { waitDead } from "../../../core/test/helpers/process-state.js";
+import { freePort } from "../helpers/free-port.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 import {
   type AsyncMockLlm,
@@ -230,5 +231,18 @@ describe("guppy chat beside guppy serve", () => {
       state: string;
     };
     expect(status.state).toBe("idle");
+  });
+
+  it("runs the thread itself when gateway.json names a process that is gone, or an address nobody answers at", async () => {
+    const home = newHome();
+    const file = join(home, "gateway.json");
+    const port = await freePort();
+    writeFileSync(join(home, "api-token"), "a-token-of-some-length\n", { mode: 0o600 });
+    for (const pid of [4194305, process.pid]) {
+      writeFileSync(file, JSON.stringify({ pid, url: `http://127.0.0.1:${port}`, started: "" }));
+      const r = await runCli(["chat", "-m", `pid ${pid}`], { env: env(home) });
+      expect(r.stderr).toBe("");
+      expect(r.stdout).toMatch(/^echo: pid \d+ \(#\d\)\n$/);
+    }
   });
 });
