@@ -121,7 +121,7 @@ async function runHere(
   const unlock = lockChatSession(store, threadId, session);
   try {
     const resolved = await resolveModel(config);
-    const thread = createLocalThread({ threadId, config, resolved, store, logger, unlock });
+    const thread = createLocalThread({ threadId, config, resolved, store, logger });
     const errors = createModelErrorExplainer(resolved.model.baseUrl);
     await thread.start();
     return { thread, explain: errors.explain, unlock, close: errors.close };

@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   canonicalThreadId,
@@ -26,15 +27,14 @@ export interface LocalThreadOptions {
   resolved: ResolvedModel;
   store: Store;
   logger: Logger;
-  /** The release of the session's chat.lock, which the chat holds already: the inbox's lock. */
-  unlock: () => void;
 }
 
 /**
  * The chat's thread run by an orchestrator in this process — the gateway's code, for one
  * thread: its prompts go through a durable inbox in the thread's folder (a chat killed mid-run
  * has its prompt run again, or reported, at the next start), the log cursor, status.json,
- * backfill and abort are the orchestrator's. `start` kills the tool commands a killed chat of
+ * backfill and abort are the orchestrator's. The caller holds the session's chat.lock throughout
+ * (lockChatSession), from before `start` until after `close`. `start` kills the tool commands a killed chat of
  * the session left running, then replays what its inbox holds.
  */
 export function createLocalThread(
@@ -42,6 +42,7 @@ export function createLocalThread(
 ): ThreadClient & { start(): Promise<void> } {
   const { threadId, config, resolved, store, logger } = options;
   const dir = store.threadDir(threadId);
+  const journal = join(dir, CHAT_INBOX_FILE);
   const orchestrator = createOrchestrator({
     store,
     maxConcurrent: 1,
@@ -50,7 +51,8 @@ export function createLocalThread(
     modelName: resolved.ref,
     contextWindow: resolved.model.contextWindow,
     logger,
-    inbox: { file: join(dir, CHAT_INBOX_FILE), lock: () => options.unlock },
+    // The chat holds the session's chat.lock already, and lets go of it after `close`.
+    inbox: { file: journal, lock: () => () => {} },
     createRunner: (id) => createThreadRunner({ threadId: id, config, resolved, store, logger }),
   });
   // Notices reach the terminal as orchestrator events (below); the handle only takes them.
@@ -120,10 +122,12 @@ export function createLocalThread(
       await orchestrator.start();
     },
     async close() {
-      // Called once the chat's prompts ended: saves the log cursor and status.json, lets go of
-      // the inbox and its lock (chat.lock).
+      // Called once the chat's prompts ended: saves the log cursor and status.json.
       await orchestrator.shutdown(0);
       recordRunningTrees(undefined);
+      // Every prompt answered, the cursor past their lines: nothing is left to replay, and the
+      // answered prompts' ids, which a gateway keeps until the thread idles, would pile up.
+      if (orchestrator.status(threadId).queued === 0) rmSync(journal, { force: true });
     },
   };
 }

@@ -59,8 +59,14 @@ describe("guppy chat killed mid-run (kill -9), no gateway", () => {
       ["chat", "-m", "please hang", "--session", "rerun"],
       () => sent("please hang") > 0,
     );
+    // Accepted on disk in the session's own journal, before the model was asked.
+    const journal = join(home.home, "cli", "local", "rerun", "chat-inbox.jsonl");
+    expect(readFileSync(journal, "utf8")).toContain('"text":"please hang"');
+    expect(existsSync(join(home.home, "inbox.jsonl"))).toBe(false);
     const next = await runCli(["chat", "-m", "and now", "--session", "rerun"], { env: env() });
     expect(next.stderr).toBe("");
+    // Everything answered at its exit: nothing left there to replay.
+    expect(existsSync(journal)).toBe(false);
     expect(next.code).toBe(0);
     expect(next.stdout).toBe("echo: and now\n");
     const log = readFileSync(join(home.home, "cli", "local", "rerun", "log.jsonl"), "utf8")
