@@ -958,6 +958,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       const replaying = new Map<Actor, QueuedPrompt[]>();
       for (const [rank, p] of inbox.scan().entries()) {
         const { threadId } = p.record;
+        // A chat runs the thread now: its prompts wait in the journal for a later start.
+        if (options.heldElsewhere?.(threadId) !== undefined) continue;
         const actor = actorFor(threadId);
         let queue = replaying.get(actor);
         if (!queue) {

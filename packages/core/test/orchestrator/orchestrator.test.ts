@@ -1236,4 +1236,22 @@ describe("orchestrator (faux provider)", () => {
     ).toBe("queued");
     await until(() => t.finals().length === 1);
   });
+
+  it("leaves the prompts of a held thread in the journal at start, for a start when it is free", async () => {
+    const held = "cli:local:default";
+    const first = make();
+    await first.start();
+    gate.reset();
+    first.send(held, { type: "prompt", text: "gate then answer" });
+    await gate.entered();
+    // Killed mid-run: a second orchestrator of the same home finds the prompt unanswered.
+    const kept = make({ heldElsewhere: () => "open in guppy chat" });
+    await kept.start();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(kept.counters()).toMatchObject({ replayed: 0, runs: 0 });
+    expect(requests).toEqual(["gate then answer"]);
+    const free = make();
+    await free.start();
+    expect(free.counters().replayed).toBe(1);
+  });
 });
