@@ -3,9 +3,18 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   resolve: {
-    alias: {
-      "@guppy/core": fileURLToPath(new URL("./packages/core/src/index.ts", import.meta.url)),
-    },
+    alias: [
+      {
+        find: /^@guppy\/core\/thread-layout$/,
+        replacement: fileURLToPath(
+          new URL("./packages/core/src/store/thread-layout.ts", import.meta.url),
+        ),
+      },
+      {
+        find: /^@guppy\/core$/,
+        replacement: fileURLToPath(new URL("./packages/core/src/index.ts", import.meta.url)),
+      },
+    ],
   },
   test: {
     include: ["packages/*/test/**/*.test.ts"],

@@ -1,4 +1,3 @@
-export { excerptHeadTail, spillOutput } from "./artifacts/spill-output.js";
 export { ConfigError, isConfigError } from "./config/config-error.js";
 export {
   type ConfigSource,
@@ -26,22 +25,22 @@ export {
   wireApis,
 } from "./config/settings-schema.js";
 export { settingsTable } from "./config/settings-table.js";
-export {
-  type CompactionMessage,
-  type CompactionReason,
-  isCompactionMessage,
-} from "./context/compaction-message.js";
-export { type ContextBudget, computeBudget } from "./context/context-budget.js";
-export {
-  type CompactionInfo,
-  type CompactionOutcome,
-  type ContextEngine,
-  type ContextStats,
-  createContextEngine,
-} from "./context/create-context-engine.js";
+export { type ContextBudget, computeBudget } from "./context/compaction.js";
+export { isCompactionMessage } from "./context/compaction-message.js";
+export { type ContextEngine, createContextEngine } from "./context/create-context-engine.js";
 export { describeCompaction } from "./context/describe-compaction.js";
-export { repairPairing } from "./context/repair-pairing.js";
+export { repairPairing } from "./context/llm-messages.js";
 export { createTokenCounter, type TokenCounter } from "./context/token-counter.js";
+export {
+  appendLines,
+  forgetAppendState,
+  openAppendFd,
+  serializeJsonl,
+  syncDirectory,
+} from "./fs/durable-append.js";
+export { readJsonl } from "./fs/jsonl.js";
+export { lockByPid, lockHolder } from "./fs/pid-lock.js";
+export { writeFileAtomic } from "./fs/write.js";
 export {
   createInbox,
   INBOX_FILE,
@@ -50,14 +49,24 @@ export {
 } from "./inbox/create-inbox.js";
 export type { InboxOutcome, InboxRecord, PendingPrompt } from "./inbox/inbox-record.js";
 export { createLineLogger, type Logger, type LogLevel, silentLogger } from "./logging/logger.js";
-export { type DailyNote, dailyNotePath, readRecentDailyNotes } from "./memory/daily-notes.js";
-export { addDays } from "./memory/local-date.js";
-export { type MemoryLevel, readMemoryLevels } from "./memory/memory-levels.js";
-export { type Scope, type ScopeDir, scopeDirs, scopes } from "./memory/scope-dirs.js";
-export { type DiscoveredModel, discoverLocalModel, localServers } from "./model/local-servers.js";
+export {
+  addDays,
+  type DailyNote,
+  dailyNotePath,
+  type MemoryLevel,
+  readMemoryLevels,
+  readRecentDailyNotes,
+  type Scope,
+  type ScopeDir,
+  scopeDirs,
+  scopes,
+} from "./memory/memory.js";
 export {
   DEFAULT_CUSTOM_CONTEXT_WINDOW,
+  type DiscoveredModel,
+  discoverLocalModel,
   envKeyName,
+  localServers,
   noModelMessage,
   type ResolvedModel,
   resolveModel,
@@ -66,105 +75,65 @@ export { createConcurrencyLimiter } from "./orchestrator/concurrency-limiter.js"
 export {
   createOrchestrator,
   type OrchestratorOptions,
-  RESTART_NOTICE,
-  type RuntimeOrchestrator,
+  ThreadHeldError,
 } from "./orchestrator/create-orchestrator.js";
 export { createLogTail, type LogTail } from "./orchestrator/log-tail.js";
-export type {
-  OrchestratorCounters,
-  OrchestratorEvent,
-  OrchestratorListener,
-} from "./orchestrator/orchestrator-events.js";
-export type {
-  ChannelLink,
-  CompactResult,
-  Orchestrator,
-  ResetResult,
-  SendResult,
-  ThreadStatus,
-} from "./orchestrator/orchestrator-types.js";
-export { ThreadHeldError } from "./orchestrator/orchestrator-types.js";
-export type {
-  ActorMessage,
-  PromptContent,
-  PromptSender,
-  ThreadHandle,
-} from "./orchestrator/thread-handle.js";
+export { RESTART_NOTICE } from "./orchestrator/shutdown.js";
+export {
+  buildSystemPrompt,
+  capText,
+  DEFAULT_FILE_MAX_CHARS,
+  localDate,
+  type SystemPromptInput,
+} from "./prompt/build-system-prompt.js";
 export {
   type BootstrapFile,
   type BootstrapFileName,
   bootstrapFileNames,
+  loadPromptSources,
+  type PromptSources,
   readBootstrapFiles,
-} from "./prompt/bootstrap-files.js";
-export {
-  buildSystemPrompt,
-  localDate,
-  type SystemPromptInput,
-} from "./prompt/build-system-prompt.js";
-export { capText, DEFAULT_FILE_MAX_CHARS } from "./prompt/cap-text.js";
-export { loadPromptSources, type PromptSources } from "./prompt/load-prompt-sources.js";
-export {
-  createPathMapper,
-  identityPath,
-  type PathMapping,
-  type PathTranslator,
-} from "./prompt/path-translation.js";
-export {
-  type AgentRunner,
-  type AgentRunnerOptions,
-  createAgentRunner,
-  type PromptInput,
-  type RunnerStats,
-  type RunResult,
-} from "./runner/create-agent-runner.js";
+} from "./prompt/prompt-sources.js";
+export { type AgentRunnerOptions, createAgentRunner } from "./runner/create-agent-runner.js";
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
-export { isAssistant, messageText, oneLine } from "./runner/message-text.js";
-export type {
-  RunnerEvent,
-  RunnerEventListener,
-  RunStopReason,
-  UsageTotals,
-} from "./runner/runner-events.js";
-export {
-  createHostSandbox,
-  type ExecOptions,
-  type ExecResult,
-  type Sandbox,
-} from "./sandbox/host-sandbox.js";
-export type { OutputOverflow, SpilledFile } from "./sandbox/output-capture.js";
-export { killProcessTree } from "./sandbox/process-tree.js";
+export { isAssistant, messageText, oneLine, trimTrailingNewlines } from "./runner/message-text.js";
+export type { ExecOptions, ExecResult, OutputOverflow, SpilledFile } from "./sandbox/exec.js";
 export {
   killLeftoverTrees,
+  killProcessTree,
   killRunningTrees,
   RUNNING_TOOLS_FILE,
   recordRunningTrees,
-} from "./sandbox/running-trees.js";
-export { type LoadedSkills, loadSkills, type Skill } from "./skills/load-skills.js";
+} from "./sandbox/process-tree.js";
 export {
+  createHostSandbox,
+  createPathMapper,
+  createSandbox,
+  identityPath,
+  type PathMapping,
+  type PathTranslator,
+  type Sandbox,
+  type SandboxConfig,
+} from "./sandbox/sandbox.js";
+export {
+  type LoadedSkills,
+  loadSkills,
   type ParsedSkill,
   parseSkillFile,
+  type Skill,
   type SkillFrontmatter,
-} from "./skills/parse-skill-file.js";
-export { writeFileAtomic } from "./store/atomic-write.js";
+} from "./skills/load-skills.js";
 export { createStore, type Store } from "./store/create-store.js";
-export {
-  appendLines,
-  forgetAppendState,
-  openAppendFd,
-  serializeJsonl,
-  syncDirectory,
-} from "./store/durable-append.js";
-export { readJsonl } from "./store/jsonl.js";
-export type { LogEntry } from "./store/log-entry.js";
-export { lockByPid, lockHolder } from "./store/pid-lock.js";
+export type { LogEntry } from "./store/thread-layout.js";
 export {
   canonicalThreadId,
   encodeSegment,
   parseThreadId,
   type ThreadRef,
-} from "./store/thread-id.js";
-export { type SavedThreadStatus, threadFigures } from "./store/thread-status-file.js";
-export { trimTrailingNewlines } from "./text/trailing-newlines.js";
+} from "./store/thread-layout.js";
+export { threadFigures } from "./store/thread-status-file.js";
 export { createCoreTools } from "./tools/create-tools.js";
+export { excerptHeadTail, spillOutput } from "./tools/spill-output.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export { createUploadTool, UPLOAD_MAX_BYTES } from "./tools/upload-tool.js";
+export type * from "./types.js";

@@ -1,51 +1,19 @@
 import type { AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Tool, Usage } from "@mariozechner/pi-ai";
-import { excerptHeadTail } from "../artifacts/spill-output.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
-import { addUsage, emptyTotals } from "../runner/runner-events.js";
-import {
-  type CompactionMessage,
-  type CompactionReason,
-  isCompactionMessage,
-} from "./compaction-message.js";
-import type { ContextBudget } from "./context-budget.js";
-import { chooseCut, cutPoints } from "./cut-point.js";
+import type {
+  CompactionInfo,
+  CompactionMessage,
+  CompactionOutcome,
+  CompactionReason,
+  ContextStats,
+} from "../types.js";
+import type { ContextBudget } from "./compaction.js";
+import { chooseCut, compactionMessage, cutPoints, shrinkLongTexts } from "./compaction.js";
+import { isCompactionMessage } from "./compaction-message.js";
 import { summarise } from "./summarise.js";
 import { createTokenCounter, type TokenCounter } from "./token-counter.js";
-
-/** What /status and the runner's events report about the context. */
-export interface ContextStats {
-  /** Tokens the last assembled request carried (or the current context, before any request). */
-  tokens: number;
-  /** Whether `tokens` rests on the provider's reported usage (else on the local count). */
-  fromUsage: boolean;
-  window: number;
-  /** The most a request may carry. */
-  inputBudget: number;
-  /** Where compaction starts. */
-  compactAt: number;
-  /** Messages in what is sent (a compaction summary counts as one). */
-  messages: number;
-  compactions: number;
-  /** Compactions that fell back to dropping turns because the summary request failed. */
-  fallbacks: number;
-  lastCompaction?: CompactionInfo;
-}
-
-export interface CompactionInfo {
-  method: CompactionMessage["method"];
-  reason: CompactionReason;
-  removedMessages: number;
-  tokensBefore: number;
-  tokensAfter: number;
-  at: number;
-  /** Why the summary failed, for a fallback. */
-  error?: string;
-}
-
-export type CompactionOutcome =
-  | { compacted: true; info: CompactionInfo; message: CompactionMessage }
-  | { compacted: false; reason: string };
+import { addUsage, emptyTotals } from "./usage-totals.js";
 
 export interface ContextEngineOptions {
   model: Model<Api>;
@@ -89,6 +57,7 @@ export interface ContextEngine {
   tighten(): void;
 }
 
+// Long by design: one closure per thread runner whose methods share the budget, anchor and counts.
 export function createContextEngine(options: ContextEngineOptions): ContextEngine {
   const { model } = options;
   const full = options.budget;
@@ -188,28 +157,16 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     error?: string,
     extraUsage: readonly Usage[] = [],
   ): CompactionOutcome => {
-    const compactions = (previous?.compactions ?? 0) + 1;
-    let usageCarried = previous?.usageCarried ?? emptyTotals();
-    for (const m of rest.slice(0, cut)) {
-      const u = (m as { role: string; usage?: Usage }).usage;
-      if ((m as { role: string }).role === "assistant" && u)
-        usageCarried = addUsage(usageCarried, u);
-    }
-    for (const u of extraUsage) usageCarried = addUsage(usageCarried, u);
-    const fallbacks = (previous?.fallbacks ?? 0) + (method === "dropped" ? 1 : 0);
-    const message: CompactionMessage = {
-      role: "compaction",
+    const message = compactionMessage(
+      previous,
+      rest,
+      cut,
       method,
-      summary,
-      removedMessages: cut,
-      tokensBefore,
-      tokensAfter: 0,
-      compactions,
-      fallbacks,
       reason,
-      usageCarried,
-      timestamp: Date.now(),
-    };
+      summary,
+      tokensBefore,
+      extraUsage,
+    );
     const kept = rest.slice(cut);
     message.tokensAfter = fixedTokens() + counter.message(message) + localTotal(kept);
     anchor = { summary: message, firstKept: kept[0] };
@@ -244,11 +201,8 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     const before = estimate(v).tokens;
     const { previous, rest } = split(v);
     const tokens = rest.map((m) => counter.message(m));
-    // Half of what the messages may take below the threshold (the system prompt and tools take
-    // the rest), so a compaction leaves room for turns to come: with a small window and a long
-    // system prompt, keeping half the threshold itself left the context at the threshold again,
-    // and every turn paid for a summary request. After a provider's "too long" keep less still:
-    // at most half of what is there.
+    // Keep half of the room below the threshold, so a compaction leaves space for turns to come;
+    // after a provider's "too long", at most half of what is there.
     const room = Math.max(0, budget.compactAt - fixedTokens());
     const keepable = Math.min(budget.keepRecent, Math.floor(room / 2));
     const keep =
@@ -336,8 +290,8 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     return outcome.compacted ? [outcome.message, ...rest.slice(cut)] : v;
   };
 
-  // `budget` is a data property, updated by tighten(): an object literal with a getter is a
-  // dictionary-mode object in V8 (~450 B more and slower lookups), one per thread runner.
+  // `budget` is a data property updated by tighten(), not a getter (a getter makes V8 use a
+  // slower dictionary-mode object).
   const engine: ContextEngine = {
     budget,
     view,
@@ -403,12 +357,8 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
       const head = isCompactionMessage(v[0]) ? v[0] : undefined;
       let current = last ?? { ...estimate(v), messages: v.length };
       if (current.bound) {
-        // Display only: a count made before the tokenizer was loaded — the current one, or the
-        // last request's, which is usually one (it is loaded only near the threshold) — is a
-        // byte bound (~4× too high for English); show the usual ~4 bytes per token. Before any
-        // request, load it for next time; after one, never here: every run's result carries
-        // these stats, and loading it then made every later count an exact BPE count — ~40 µs
-        // more per prompt on the agents' thread under bench/gateway's load.
+        // Display only: a count made before the tokenizer was loaded is a byte bound; show ~4
+        // bytes per token. Load it before any request, never after one (it costs every run).
         if (!last) void counter.load();
         current = { ...current, tokens: Math.ceil(current.tokens / 4) };
       }
@@ -437,44 +387,4 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
     },
   };
   return engine;
-}
-
-function shrinkLongTexts(
-  v: AgentMessage[],
-  input: number,
-  counter: TokenCounter,
-  fixed: number,
-): AgentMessage[] {
-  const total = fixed + v.reduce((n, m) => n + counter.message(m), 0);
-  const over = total - input;
-  if (over <= 0) return v;
-  const isLong = (b: { type: string; text?: string }) =>
-    b.type === "text" && typeof b.text === "string" && b.text.length >= 2_000;
-  let longTokens = 0;
-  for (const m of v) {
-    const content = (m as { content?: unknown }).content;
-    if (!Array.isArray(content)) continue;
-    for (const b of content as Array<{ type: string; text?: string }>)
-      if (isLong(b)) longTokens += counter.text(b.text ?? "");
-  }
-  if (longTokens === 0) return v;
-  // Every long text keeps the same share of itself, so that together they lose what must go.
-  const ratio = Math.max(0, (longTokens - over - 300) / longTokens);
-  return v.map((m) => {
-    const content = (m as { content?: unknown }).content;
-    if (!Array.isArray(content)) return m;
-    let changed = false;
-    const next = (content as Array<{ type: string; text?: string }>).map((b) => {
-      if (!isLong(b)) return b;
-      changed = true;
-      return {
-        ...b,
-        text: excerptHeadTail(
-          b.text ?? "",
-          Math.max(400, Math.floor((b.text ?? "").length * ratio)),
-        ),
-      };
-    });
-    return changed ? ({ ...m, content: next } as AgentMessage) : m;
-  });
 }

@@ -1,4 +1,4 @@
-import type { CompactionOutcome } from "./create-context-engine.js";
+import type { CompactionOutcome } from "../types.js";
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");
 

@@ -1,6 +1,6 @@
 import type { AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Usage } from "@mariozechner/pi-ai";
-import { excerptHeadTail } from "../artifacts/spill-output.js";
+import { excerptHeadTail } from "../tools/spill-output.js";
 import { isCompactionMessage } from "./compaction-message.js";
 import type { TokenCounter } from "./token-counter.js";
 

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { readJsonl } from "../fs/jsonl.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
-import { readJsonl } from "../store/jsonl.js";
 import { type InboxJournal, openInboxJournal } from "./inbox-journal.js";
 import { lockInbox } from "./inbox-lock.js";
 import {

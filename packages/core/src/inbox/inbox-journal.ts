@@ -1,11 +1,9 @@
 import { close, closeSync, fstatSync, fsync, fsyncSync, openSync } from "node:fs";
 import { dirname } from "node:path";
+import { endsTorn, serializeJsonl, syncDirectory } from "../fs/durable-append.js";
+import { readJsonl } from "../fs/jsonl.js";
+import { appendFully, appendWasUndone, fileWriteError, writeFileAtomic } from "../fs/write.js";
 import type { Logger } from "../logging/logger.js";
-import { writeFileAtomic } from "../store/atomic-write.js";
-import { endsTorn, serializeJsonl, syncDirectory } from "../store/durable-append.js";
-import { fileWriteError } from "../store/file-write-error.js";
-import { readJsonl } from "../store/jsonl.js";
-import { appendFully, appendWasUndone } from "../store/write-fully.js";
 import { type InboxRecord, isInboxRecord } from "./inbox-record.js";
 
 /**

@@ -1,10 +1,10 @@
 import { ConfigError } from "../config/config-error.js";
-import { lockByPid } from "../store/pid-lock.js";
+import { lockByPid } from "../fs/pid-lock.js";
 
 /**
  * `<home>/inbox.lock`: one gateway per GUPPY_HOME. Two would each replay the other's unanswered
  * prompts and compact the shared inbox journal under each other. Holds the owner's pid (see
- * pid-lock.ts for when a lock is taken over). Several orchestrators of one process (tests) share
+ * fs/pid-lock.ts for when a lock is taken over). Several orchestrators of one process (tests) share
  * it. Returns the release function.
  */
 export function lockInbox(path: string, home: string): () => void {

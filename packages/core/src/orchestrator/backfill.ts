@@ -1,9 +1,9 @@
 import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { overwriteInPlace } from "../fs/write.js";
 import type { Store } from "../store/create-store.js";
-import type { LogEntry } from "../store/log-entry.js";
-import { overwriteInPlace } from "../store/overwrite-in-place.js";
+import { LOG_CURSOR_FILE, type LogEntry } from "../store/thread-layout.js";
 
 /**
  * Backfill (seed 002 "Backfill / Sync"): messages a channel logged to the thread's log.jsonl
@@ -15,7 +15,6 @@ import { overwriteInPlace } from "../store/overwrite-in-place.js";
  * reader that takes the first number alone still gets the count). Entries after it that are not
  * guppy's own and not a prompt that runs anyway are backfilled (see `log-tail.ts`).
  */
-export const LOG_CURSOR_FILE = "log-cursor";
 
 /** A saved cursor: entries passed, and the byte offset after the last of them when known. */
 export interface SavedCursor {

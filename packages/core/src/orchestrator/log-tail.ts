@@ -1,5 +1,8 @@
+import { statSync } from "node:fs";
+import type { Inbox } from "../inbox/create-inbox.js";
+import type { Logger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
-import type { LogEntry } from "../store/log-entry.js";
+import type { LogEntry } from "../store/thread-layout.js";
 import { readCursor, writeCursor } from "./backfill.js";
 
 /**
@@ -134,4 +137,36 @@ export function createLogTail(
       moveCursor(stop === -1 ? after.length : stop, true);
     },
   };
+}
+
+/**
+ * Writes the thread's log cursor past its runs' lines; false when that failed. With no tail (no
+ * prompt of it ran since its actor was made), one is made when the inbox holds ids of the thread:
+ * after a killed process the saved cursor may be behind the lines of prompts answered before,
+ * which the inbox keeps out of backfill only until the thread is cleared. A cursor already at
+ * the log's end is not rewritten.
+ */
+export function saveCursor(
+  store: Store,
+  inbox: Pick<Inbox, "promptIds">,
+  threadId: string,
+  log: LogTail | undefined,
+  logger: Logger,
+): boolean {
+  try {
+    if (log) log.save();
+    else if (inbox.promptIds(threadId).length > 0 && !cursorAtEnd(store, threadId)) {
+      createLogTail(store, threadId, inbox.promptIds(threadId)).save();
+    }
+    return true;
+  } catch (error) {
+    logger.warn(`Could not save the log cursor of ${threadId}`, { error: String(error) });
+    return false;
+  }
+}
+
+/** Whether the thread's saved log cursor stands at the end of its log.jsonl, or it has none. */
+function cursorAtEnd(store: Store, threadId: string): boolean {
+  const size = statSync(store.logFile(threadId), { throwIfNoEntry: false })?.size ?? 0;
+  return size === 0 || readCursor(store, threadId).offset === size;
 }

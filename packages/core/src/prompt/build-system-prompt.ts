@@ -1,12 +1,10 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
-import { dailyNotePath } from "../memory/daily-notes.js";
-import { parseThreadId } from "../store/thread-id.js";
-import type { BootstrapFileName } from "./bootstrap-files.js";
-import { capText, DEFAULT_FILE_MAX_CHARS } from "./cap-text.js";
-import type { PromptSources } from "./load-prompt-sources.js";
-import { identityPath, type PathTranslator } from "./path-translation.js";
+import { dailyNotePath } from "../memory/memory.js";
+import { identityPath, type PathTranslator } from "../sandbox/sandbox.js";
+import { parseThreadId } from "../store/thread-layout.js";
+import type { BootstrapFileName, PromptSources } from "./prompt-sources.js";
 
-export { localDate } from "../memory/local-date.js";
+export { localDate } from "../memory/memory.js";
 
 export interface SystemPromptInput {
   threadId: string;
@@ -56,7 +54,7 @@ interface SharedSections {
 
 /**
  * Translator → sources → the rest of the input → sections. Every thread of a channel shares one
- * PromptSources object (prompt-sources-cache.ts) and the host's translator, so under load a new
+ * PromptSources object (prompt-sources.ts) and the host's translator, so under load a new
  * thread's prompt reuses the sections built for the channel's other threads.
  */
 const sharedMemo = new WeakMap<PathTranslator, WeakMap<object, Map<string, SharedSections>>>();
@@ -220,4 +218,13 @@ function memorySection(
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
+}
+
+/** Longest text taken from any one file into the system prompt. */
+export const DEFAULT_FILE_MAX_CHARS = 20_000;
+
+/** Cuts `text` to `max` characters with a note telling the agent where the rest is. */
+export function capText(text: string, max: number, path: string): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, max)}\n\n[truncated: showing the first ${max} of ${text.length} characters of ${path}; read the file for the rest]`;
 }

@@ -1,85 +1,31 @@
 import { setMaxListeners } from "node:events";
-import type { AgentEvent, AgentMessage, AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
-import type { Api, ImageContent, Model, Usage } from "@mariozechner/pi-ai";
+import type { AgentMessage, AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
+import type { Api, Model, Usage } from "@mariozechner/pi-ai";
+import { computeBudget, isOverflowError } from "../context/compaction.js";
 import { isCompactionMessage } from "../context/compaction-message.js";
-import { computeBudget } from "../context/context-budget.js";
-import {
-  type CompactionOutcome,
-  type ContextStats,
-  createContextEngine,
-} from "../context/create-context-engine.js";
+import { createContextEngine } from "../context/create-context-engine.js";
 import { createLlmMessages } from "../context/llm-messages.js";
-import { isOverflowError } from "../context/overflow.js";
-import { createToolResultSpill } from "../context/spill-tool-result.js";
+import { addUsage, emptyTotals } from "../context/usage-totals.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
-import { markPromptSourcesStale } from "../prompt/prompt-sources-cache.js";
 import type { Store } from "../store/create-store.js";
+import { createToolResultSpill } from "../tools/spill-output.js";
+import type {
+  AgentRunner,
+  CompactionOutcome,
+  RunnerEvent,
+  RunnerEventListener,
+  RunResult,
+} from "../types.js";
+import {
+  createEventTranslator,
+  lastUsage,
+  newRunState,
+  runResult,
+  toolRoundsNote,
+} from "./agent-events.js";
 import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
 import { createLoopAgent } from "./loop-agent.js";
-import { isAssistant, messageText, oneLine } from "./message-text.js";
-import {
-  addUsage,
-  emptyTotals,
-  type RunnerEvent,
-  type RunnerEventListener,
-  type RunStopReason,
-  type UsageTotals,
-} from "./runner-events.js";
-import { idleMessage } from "./stream-idle-watch.js";
-
-export interface PromptInput {
-  text: string;
-  images?: ImageContent[];
-  /** Who sent it, for log.jsonl. */
-  messageId?: string;
-  userId?: string;
-  userName?: string;
-  /** Its line is in log.jsonl already (a prompt run again after the process died mid-run). */
-  logged?: boolean;
-  /**
-   * This run's events, before the subscribers get them (the orchestrator's per-run delivery:
-   * no subscribe and unsubscribe around every run).
-   */
-  onEvent?: RunnerEventListener;
-}
-
-export interface RunResult {
-  text: string;
-  stopReason: RunStopReason;
-  errorMessage?: string;
-  /** Usage of this run's requests. */
-  usage: UsageTotals;
-}
-
-export interface RunnerStats {
-  messages: number;
-  /** Usage of the last request (its input is about the size of the context). */
-  lastUsage?: Usage;
-  /** Sums over every assistant message in the thread's context. */
-  totals: UsageTotals;
-  running: boolean;
-  /** Tokens in context / window, messages sent, compactions so far. */
-  context: ContextStats;
-}
-
-export interface AgentRunner {
-  readonly threadId: string;
-  readonly model: Model<Api>;
-  readonly running: boolean;
-  /** One user message → the full tool loop → the final text. Never throws for provider errors. */
-  prompt(input: PromptInput): Promise<RunResult>;
-  /** Stops the LLM stream and kills running tools; the partial answer is kept. */
-  abort(): void;
-  /** Injects a message into the running agent (taken after the current tool batch). False if idle. */
-  steer(text: string): boolean;
-  subscribe(listener: RunnerEventListener): () => void;
-  messages(): readonly AgentMessage[];
-  /** Archives the context and starts fresh (/new). */
-  reset(): string | undefined;
-  /** Compacts the context now (/compact): summary of the older part, or the drop fallback. */
-  compact(): Promise<CompactionOutcome>;
-  stats(): RunnerStats;
-}
+import { isAssistant, oneLine } from "./message-text.js";
 
 export interface AgentRunnerOptions {
   threadId: string;
@@ -111,9 +57,7 @@ export interface AgentRunnerOptions {
   baseStreamFn?: StreamFn;
 }
 
-const toolRoundsNote = (n: number) =>
-  `I stopped after ${n} tool rounds (the GUPPY_MAX_TOOL_ROUNDS limit) before finishing. Tell me to continue if you want me to go on.`;
-
+// Long by design: one closure per thread whose methods share its agent, engine and run state.
 export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   const { threadId, store, model } = options;
   const logger = options.logger ?? silentLogger;
@@ -132,20 +76,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     for (const listener of listeners) call(listener, event);
   };
 
-  let toolRounds = 0;
-  let limitReached = false;
-  let thinking = false;
-  let runUsage = emptyTotals();
+  let run = newRunState();
 
   const loaded = store.loadContext(threadId);
   let persisted = loaded.length;
-  /** Messages of the current run, in order (the state may be rewritten by a compaction). */
-  let runMessages: AgentMessage[] = [];
   /** Aborts a compaction made outside the agent loop (/compact, overflow recovery). */
   let compacting: AbortController | undefined;
-  let abortRequested = false;
-  /** The run's model request went quiet for the idle timeout and was stopped. */
-  let stalled = false;
   const idleTimeoutMs = (options.streamIdleTimeoutSeconds ?? 0) * 1000;
   let totals = loaded.reduce(
     (acc, m) => (isAssistant(m) && m.usage ? addUsage(acc, m.usage) : acc),
@@ -153,12 +89,18 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     (isCompactionMessage(loaded[0]) ? loaded[0].usageCarried : undefined) ?? emptyTotals(),
   );
 
-  const endThinking = () => {
-    if (thinking) {
-      thinking = false;
-      emit({ type: "thinking_end" });
-    }
+  const countUsage = (usage: Usage) => {
+    totals = addUsage(totals, usage);
+    run.usage = addUsage(run.usage, usage);
+    emit({ type: "usage", usage, totals });
   };
+  const events = createEventTranslator({
+    run: () => run,
+    maxToolRounds: options.maxToolRounds,
+    emit,
+    countUsage,
+    persist: () => persist(),
+  });
 
   const budget = computeBudget({
     contextWindow: model.contextWindow,
@@ -181,11 +123,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     // run will send.
     systemPrompt: () => agent.state.systemPrompt || currentSystemPrompt(),
     tools: () => agent.state.tools,
-    onSummaryUsage: (usage) => {
-      totals = addUsage(totals, usage);
-      runUsage = addUsage(runUsage, usage);
-      emit({ type: "usage", usage, totals });
-    },
+    onSummaryUsage: countUsage,
     onCompacted: (message, firstKept) => {
       const state = agent.state.messages;
       const k = firstKept ? state.lastIndexOf(firstKept) : -1;
@@ -214,7 +152,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     model,
     messages: loaded,
     tools: options.tools,
-    onEvent: handleEvent,
+    onEvent: events.handle,
     convertToLlm: createLlmMessages((fixes) =>
       logger.debug(`Repaired the tool-call pairing of ${threadId}`, { fixes: fixes.join("; ") }),
     ),
@@ -238,16 +176,13 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       maxRetries: options.maxRetries,
       base: options.baseStreamFn,
       intercept: (m) =>
-        limitReached ? syntheticAssistantMessage(m, toolRoundsNote(toolRounds)) : undefined,
-      onRequest: () => {
-        thinking = true;
-        emit({ type: "thinking_start" });
-      },
+        run.limitReached ? syntheticAssistantMessage(m, toolRoundsNote(run.toolRounds)) : undefined,
+      onRequest: events.startThinking,
       idleTimeoutMs,
       onIdle: () => {
-        if (!runner.running || abortRequested) return;
+        if (!runner.running || run.abortRequested) return;
         logger.warn(`The model sent nothing for ${idleTimeoutMs / 1000} s on ${threadId}`);
-        stalled = true;
+        run.stalled = true;
         agent.abort();
       },
     }),
@@ -267,70 +202,6 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     }
   };
 
-  function handleEvent(event: AgentEvent): void {
-    switch (event.type) {
-      case "message_update": {
-        const e = event.assistantMessageEvent;
-        if (e.type === "text_delta") {
-          endThinking();
-          emit({ type: "text_delta", delta: e.delta });
-        } else if (e.type === "toolcall_start" || e.type === "thinking_start") {
-          endThinking();
-        }
-        break;
-      }
-      case "message_end": {
-        runMessages.push(event.message);
-        if (isAssistant(event.message)) {
-          endThinking();
-          const usage = event.message.usage;
-          if (usage && event.message.stopReason !== "error") {
-            totals = addUsage(totals, usage);
-            runUsage = addUsage(runUsage, usage);
-            emit({ type: "usage", usage, totals });
-          }
-        }
-        break;
-      }
-      case "tool_execution_start":
-        emit({
-          type: "tool_call",
-          toolCallId: event.toolCallId,
-          name: event.toolName,
-          args: event.args,
-        });
-        break;
-      case "tool_execution_end": {
-        // The tool may have written memory, notes or skills: the next run reads them afresh.
-        markPromptSourcesStale();
-        const content = (event.result as { content?: Array<{ type: string; text?: string }> })
-          ?.content;
-        const text = Array.isArray(content)
-          ? content.map((c) => (c.type === "text" ? (c.text ?? "") : `[${c.type}]`)).join("")
-          : String(event.result ?? "");
-        emit({
-          type: "tool_result",
-          toolCallId: event.toolCallId,
-          name: event.toolName,
-          isError: event.isError,
-          text,
-        });
-        break;
-      }
-      case "turn_end":
-        if (event.toolResults.length > 0) {
-          toolRounds++;
-          if (toolRounds >= options.maxToolRounds) limitReached = true;
-        }
-        persist();
-        break;
-      case "agent_end":
-        endThinking();
-        persist();
-        break;
-    }
-  }
-
   // `running` is a data property the runner sets itself: an object literal with a getter is a
   // dictionary-mode object in V8 (~800 B more here, and slower lookups), one per thread.
   const runner: Omit<AgentRunner, "running"> & { running: boolean } = {
@@ -342,12 +213,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       if (runner.running) throw new Error(`A run is already active on ${threadId}.`);
       runner.running = true;
       runListener = input.onEvent;
-      toolRounds = 0;
-      limitReached = false;
-      runUsage = emptyTotals();
-      runMessages = [];
-      abortRequested = false;
-      stalled = false;
+      run = newRunState();
       try {
         agent.state.systemPrompt = currentSystemPrompt();
         if (!input.logged)
@@ -370,12 +236,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           emit({ type: "error", kind: "internal", message: oneLine(String(error)) });
         }
         persist();
-        const result = summarize(runMessages);
+        const result = runResult(run, idleTimeoutMs);
         if (result.stopReason === "error" && result.errorMessage) {
           emit({ type: "error", kind: "provider", message: result.errorMessage });
         }
         if (result.stopReason === "max_tool_rounds") {
-          emit({ type: "error", kind: "tool_rounds", message: toolRoundsNote(toolRounds) });
+          emit({ type: "error", kind: "tool_rounds", message: toolRoundsNote(run.toolRounds) });
         }
         if (result.text !== "") {
           safeLog(() =>
@@ -399,14 +265,14 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       } finally {
         agent.clearAllQueues();
         runner.running = false;
-        endThinking();
+        events.endThinking();
         runListener = undefined;
       }
     },
 
     abort() {
       if (runner.running) {
-        abortRequested = true;
+        run.abortRequested = true;
         compacting?.abort();
         agent.abort();
         agent.clearAllQueues();
@@ -439,7 +305,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     async compact() {
       if (runner.running) throw new Error("Cannot compact while a run is active.");
       runner.running = true;
-      abortRequested = false;
+      run.abortRequested = false;
       try {
         return await compactOutsideLoop("manual");
       } finally {
@@ -472,7 +338,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       },
     );
     agent.state.messages = state.slice(0, -1);
-    runMessages = runMessages.filter((m) => m !== last);
+    run.messages = run.messages.filter((m) => m !== last);
     engine.tighten();
     const outcome = await compactOutsideLoop("overflow");
     if (!outcome.compacted) {
@@ -481,7 +347,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       store.saveContext(threadId, agent.state.messages);
       persisted = agent.state.messages.length;
     }
-    if (abortRequested) return;
+    if (run.abortRequested) return;
     await agent.continue();
   }
 
@@ -500,43 +366,6 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       : options.systemPrompt;
   }
 
-  function summarize(newMessages: AgentMessage[]): RunResult {
-    const last = [...newMessages].reverse().find(isAssistant);
-    if (!last)
-      return {
-        text: "",
-        stopReason: "error",
-        errorMessage: "The model gave no answer.",
-        usage: runUsage,
-      };
-    const text = messageText(last);
-    if (limitReached && last.stopReason === "stop") {
-      return { text, stopReason: "max_tool_rounds", usage: runUsage };
-    }
-    switch (last.stopReason) {
-      case "error":
-        return {
-          text,
-          stopReason: "error",
-          errorMessage: oneLine(last.errorMessage ?? "The model request failed."),
-          usage: runUsage,
-        };
-      case "aborted":
-        if (stalled)
-          return {
-            text,
-            stopReason: "error",
-            errorMessage: idleMessage(idleTimeoutMs),
-            usage: runUsage,
-          };
-        return { text, stopReason: "aborted", usage: runUsage };
-      case "length":
-        return { text, stopReason: "length", usage: runUsage };
-      default:
-        return { text, stopReason: "stop", usage: runUsage };
-    }
-  }
-
   function safeLog(write: () => void) {
     try {
       write();
@@ -544,13 +373,4 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       logger.error(`Could not write the log of ${threadId}`, { error: String(error) });
     }
   }
-}
-
-function lastUsage(messages: readonly AgentMessage[]): Usage | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const m = messages[i];
-    if (isAssistant(m) && m.stopReason !== "error" && m.usage && m.usage.totalTokens > 0)
-      return m.usage;
-  }
-  return undefined;
 }

@@ -3,15 +3,15 @@ import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import type { Logger } from "../logging/logger.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
-import type { ThreadHandle } from "../orchestrator/thread-handle.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
-import type { PromptSources } from "../prompt/load-prompt-sources.js";
-import { loadPromptSourcesShared } from "../prompt/prompt-sources-cache.js";
-import { createHostSandbox, type Sandbox } from "../sandbox/host-sandbox.js";
+import type { PromptSources } from "../prompt/prompt-sources.js";
+import { loadPromptSourcesShared } from "../prompt/prompt-sources.js";
+import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import type { Store } from "../store/create-store.js";
 import { createCoreTools } from "../tools/create-tools.js";
 import { createUploadTool } from "../tools/upload-tool.js";
-import { type AgentRunner, createAgentRunner } from "./create-agent-runner.js";
+import type { AgentRunner, ThreadHandle } from "../types.js";
+import { createAgentRunner } from "./create-agent-runner.js";
 
 export interface ThreadRunnerOptions {
   threadId: string;
@@ -29,7 +29,8 @@ export interface ThreadRunnerOptions {
 export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
   const workspaceDir = store.workspaceDir(threadId);
-  const sandbox = options.sandbox ?? createHostSandbox({ modelProvider: resolved.model.provider });
+  const sandbox =
+    options.sandbox ?? createSandbox({ type: "host" }, { modelProvider: resolved.model.provider });
   const tools = createCoreTools({
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),
@@ -56,7 +57,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     toolResultMaxChars: config.toolResultMaxChars,
     tools,
     // Re-read before every run (shared by a channel's threads for a moment, see
-    // prompt-sources-cache.ts): memory, daily notes, identity files and skills may have changed.
+    // prompt-sources.ts): memory, daily notes, identity files and skills may have changed.
     // The same sources on the same day give the same bytes, so the last prompt is reused.
     systemPrompt: () => {
       const now = new Date();

@@ -1,56 +1,16 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { identityPath, type PathTranslator } from "../prompt/path-translation.js";
-import { createOutputCapture, type OutputOverflow } from "./output-capture.js";
-import { killProcessTree } from "./process-tree.js";
-import { trackTree, untrackTree } from "./running-trees.js";
-import { toolEnv } from "./tool-env.js";
-
-export interface ExecOptions {
-  cwd: string;
-  /** Milliseconds (1 to MAX_EXEC_TIMEOUT_MS); the whole process tree is killed when it passes. */
-  timeoutMs: number;
-  signal?: AbortSignal;
-  /** Combined stdout+stderr chunks as they arrive. */
-  onOutput?: (chunk: string) => void;
-  /**
-   * Bytes of output kept in memory (default 10 MiB). A longer output keeps its first and last
-   * half of them, and goes whole to the `spillTo` file as it comes.
-   */
-  maxBufferBytes?: number;
-  /** The file an output longer than `maxBufferBytes` is saved to (called only then). */
-  spillTo?: () => string;
-  /**
-   * Most bytes of such an output's start the file holds (default 1 GiB); past it, only its end
-   * (the last half of `maxBufferBytes`) follows, after a line saying how much was left out.
-   */
-  maxSpillBytes?: number;
-  /** The command's environment (default: guppy's), always without the secrets of tool-env.ts. */
-  env?: NodeJS.ProcessEnv;
-}
-
-export interface ExecResult {
-  /** Combined stdout and stderr in arrival order: all of it, or its head (see `overflow`). */
-  output: string;
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
-  aborted: boolean;
-  /** Set when the output passed `maxBufferBytes`: its tail, its size and where it was saved. */
-  overflow?: OutputOverflow;
-}
-
-/** Where and how commands run: the host directly (Docker later behind the same shape). */
-export interface Sandbox {
-  readonly kind: "host";
-  exec(command: string, options: ExecOptions): Promise<ExecResult>;
-  /**
-   * A host path as the agent's tools see it (identity on the host). A plain function, not a
-   * method: the system prompt keys its shared sections by it.
-   */
-  readonly toAgentPath: PathTranslator;
-}
+import { findEnvKeys, getProviders } from "@mariozechner/pi-ai";
+import { settingsSchema } from "../config/settings-schema.js";
+import { envKeyName } from "../model/resolve-model.js";
+import {
+  createOutputCapture,
+  type ExecOptions,
+  type ExecResult,
+  MAX_EXEC_TIMEOUT_MS,
+} from "./exec.js";
+import { killProcessTree, trackTree, untrackTree } from "./process-tree.js";
 
 const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 
@@ -61,23 +21,12 @@ const DEFAULT_MAX_BUFFER_BYTES = 10 * 1024 * 1024;
  */
 const DEFAULT_MAX_SPILL_BYTES = 1024 * 1024 * 1024;
 
-/** The longest a Node timer waits (2^31 − 1 ms, ~24.8 days); a longer one fires at once. */
-export const MAX_EXEC_TIMEOUT_MS = 2 ** 31 - 1;
-
 /**
- * Commands run on the host, with guppy's environment minus the secrets guppy itself consumes
- * (tool-env.ts). `modelProvider` is the provider of the thread's model: its key variables are
+ * Runs `command` on the host, with guppy's environment minus the secrets guppy itself consumes
+ * (see `toolEnv`). `modelProvider` is the provider of the thread's model: its key variables are
  * withheld even where they are general-purpose tokens such as GITHUB_TOKEN.
  */
-export function createHostSandbox(options: { modelProvider?: string } = {}): Sandbox {
-  return {
-    kind: "host",
-    exec: (command, execOptions) => execOnHost(command, execOptions, options.modelProvider),
-    toAgentPath: identityPath,
-  };
-}
-
-function execOnHost(
+export function execOnHost(
   command: string,
   options: ExecOptions,
   modelProvider: string | undefined,
@@ -111,7 +60,7 @@ function execOnHost(
     });
 
     // Killed with the others if guppy must exit at once, and recorded for the next start if
-    // guppy is killed (see running-trees.ts).
+    // guppy is killed (see `recordRunningTrees`).
     if (child.pid !== undefined) trackTree(child.pid, tag);
 
     const onData = (data: Buffer) => {
@@ -180,4 +129,42 @@ function execOnHost(
       }, wait).unref();
     });
   });
+}
+
+/** The variables of the settings marked secret: GUPPY_API_KEY, GUPPY_API_TOKEN, the bot tokens. */
+const secretSettingVars: readonly string[] = Object.values(settingsSchema)
+  .filter((def) => def.secret)
+  .map((def) => def.env);
+
+/**
+ * General-purpose tokens that pi-ai also reads as a provider's key (GH_TOKEN and GITHUB_TOKEN
+ * for github-copilot, HF_TOKEN for huggingface). A user's own tools (gh, git, huggingface-cli)
+ * use them too, so they are withheld only when the model comes from the provider that reads them.
+ */
+const sharedTokens = new Set(["GH_TOKEN", "GITHUB_TOKEN", "HF_TOKEN"]);
+
+/**
+ * Names of the variables in guppy's environment that hold secrets guppy itself consumes, which
+ * the commands its tools run must not see (the model would, and the saved conversation): every
+ * setting marked secret, and every provider API-key variable pi-ai reads that is set — pi-ai
+ * knows which (findEnvKeys looks in process.env) — plus the key variable guppy reads for the
+ * model's provider on a custom endpoint (OLLAMA_API_KEY, ...).
+ */
+export function withheldEnvNames(modelProvider?: string): Set<string> {
+  const names = new Set(secretSettingVars);
+  for (const provider of getProviders()) {
+    for (const name of findEnvKeys(provider) ?? []) {
+      if (!sharedTokens.has(name) || provider === modelProvider) names.add(name);
+    }
+  }
+  if (modelProvider) names.add(envKeyName(modelProvider));
+  return names;
+}
+
+/** `env` without the variables withheldEnvNames names. */
+export function toolEnv(env: NodeJS.ProcessEnv, modelProvider?: string): NodeJS.ProcessEnv {
+  const withheld = withheldEnvNames(modelProvider);
+  const kept: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env)) if (!withheld.has(name)) kept[name] = value;
+  return kept;
 }

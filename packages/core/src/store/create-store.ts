@@ -1,8 +1,6 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import { type Logger, silentLogger } from "../logging/logger.js";
-import { writeFileAtomic } from "./atomic-write.js";
 import {
   appendLines,
   forgetAppendState,
@@ -10,22 +8,30 @@ import {
   openAppendFd,
   openForAppendAsync,
   serializeJsonl,
-} from "./durable-append.js";
-import { type JsonlTail, readJsonl, readJsonlBefore, readJsonlFrom } from "./jsonl.js";
-import { isLogEntry, type LogEntry } from "./log-entry.js";
-import { overwriteInPlace } from "./overwrite-in-place.js";
+} from "../fs/durable-append.js";
+import { type JsonlTail, readJsonl, readJsonlBefore, readJsonlFrom } from "../fs/jsonl.js";
+import { overwriteInPlace, writeFileAtomic } from "../fs/write.js";
+import { type Logger, silentLogger } from "../logging/logger.js";
+import type { SavedThreadStatus } from "../types.js";
 import {
-  canonicalThreadId,
-  decodeSegment,
-  encodeSegment,
+  ARTIFACTS_DIR,
+  adapterDirOf,
+  CONTEXT_FILE,
+  channelDirOf,
+  isAdapterDirName,
+  isLogEntry,
   isShortenedSegment,
-  parseThreadId,
-} from "./thread-id.js";
-import {
-  parseSavedStatus,
-  type SavedThreadStatus,
+  isThreadPartName,
+  LOG_FILE,
+  type LogEntry,
+  needsThreadIdFile,
+  THREAD_ID_FILE,
   THREAD_STATUS_FILE,
-} from "./thread-status-file.js";
+  threadDirOf,
+  threadIdOfDir,
+  WORKSPACE_DIR,
+} from "./thread-layout.js";
+import { parseSavedStatus } from "./thread-status-file.js";
 
 /** Per-thread filesystem state under GUPPY_HOME, in the layout `<home>/<adapter>/<channel>/<thread>/`. */
 export interface Store {
@@ -94,6 +100,7 @@ export const LOG_RESUME_WINDOW = 64 * 1024;
 /** Appends a thread's log mirror holds before it is dropped (the next read goes to the file). */
 const MAX_MIRRORED = 256;
 
+// Long by design: one closure per home whose methods share the path, directory and log caches.
 export function createStore(options: { home: string; logger?: Logger }): Store {
   const home = options.home;
   const logger = options.logger ?? silentLogger;
@@ -107,19 +114,13 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     return dir;
   };
 
-  const transportDir = (threadId: string) => join(home, parseThreadId(threadId).adapter);
-  const channelDir = (threadId: string) => {
-    const ref = parseThreadId(threadId);
-    return join(home, ref.adapter, encodeSegment(ref.channel));
-  };
   /** Thread id → its directory and files: worked out a dozen times per run, so kept (bounded). */
   const threadPaths = new Map<string, { dir: string; log: string; context: string }>();
   const pathsOf = (threadId: string) => {
     let paths = threadPaths.get(threadId);
     if (paths === undefined) {
-      const ref = parseThreadId(threadId);
-      const dir = join(home, ref.adapter, encodeSegment(ref.channel), encodeSegment(ref.thread));
-      paths = { dir, log: join(dir, "log.jsonl"), context: join(dir, "context.jsonl") };
+      const dir = threadDirOf(home, threadId);
+      paths = { dir, log: join(dir, LOG_FILE), context: join(dir, CONTEXT_FILE) };
       if (threadPaths.size >= 4096) threadPaths.clear();
       threadPaths.set(threadId, paths);
     }
@@ -156,12 +157,12 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
 
   return {
     home,
-    transportDir,
-    channelDir,
+    transportDir: (threadId) => adapterDirOf(home, threadId),
+    channelDir: (threadId) => channelDirOf(home, threadId),
     threadDir,
     ensureThreadDir: (threadId) => ensure(threadDir(threadId)),
-    workspaceDir: (threadId) => join(threadDir(threadId), "scratch"),
-    artifactsDir: (threadId) => ensure(join(threadDir(threadId), "artifacts")),
+    workspaceDir: (threadId) => join(threadDir(threadId), WORKSPACE_DIR),
+    artifactsDir: (threadId) => ensure(join(threadDir(threadId), ARTIFACTS_DIR)),
 
     logFile: (threadId) => pathsOf(threadId).log,
     appendLog(threadId, entry) {
@@ -236,7 +237,7 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       // may remove it to reset the thread), and a gateway that has seen many threads does not
       // hold their paths.
       ensured.delete(dir);
-      ensured.delete(join(dir, "artifacts"));
+      ensured.delete(join(dir, ARTIFACTS_DIR));
       threadPaths.delete(threadId);
     },
     saveStatus(threadId, status) {
@@ -259,16 +260,14 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       return status;
     },
     listThreads() {
-      // Three directory listings per channel, no look at each thread's files: with thousands of
-      // threads a stat per entry kept the event loop (every agent) waiting for ~0.15 s per 10,000.
+      // Directory listings only, no stat of each thread's files: this runs on the agents' thread.
       const out: string[] = [];
-      for (const adapter of safeDirs(home)) {
-        if (NOT_ADAPTERS.has(adapter) || adapter.startsWith(".")) continue;
-        for (const channel of safeDirs(join(home, adapter))) {
-          if (channel === "skills") continue;
-          for (const thread of safeDirs(join(home, adapter, channel))) {
-            if (thread === "skills") continue;
-            const id = threadIdOf(home, adapter, channel, thread);
+      for (const adapter of safeDirs(home).filter(isAdapterDirName)) {
+        for (const channel of safeDirs(join(home, adapter)).filter(isThreadPartName)) {
+          for (const thread of safeDirs(join(home, adapter, channel)).filter(isThreadPartName)) {
+            const dir = join(home, adapter, channel, thread);
+            const idFile = needsThreadIdFile(channel, thread) ? readIdFile(dir) : undefined;
+            const id = threadIdOfDir(adapter, channel, thread, idFile);
             if (id !== undefined) out.push(id);
           }
         }
@@ -278,31 +277,9 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
   };
 }
 
-/** Directories of GUPPY_HOME that hold no threads. */
-const NOT_ADAPTERS = new Set(["skills", "memory", "logs", "access"]);
-
-/**
- * `<thread dir>/thread-id`: the thread's full id, written when the id was too long to name the
- * directory after it whole (its segment was shortened to a prefix and a hash).
- */
-export const THREAD_ID_FILE = "thread-id";
-
-/**
- * The thread id of a directory — decoded from its names, or read from its `thread-id` file when
- * a name was shortened — or undefined for one that is not a thread's (a name of the user's).
- */
-function threadIdOf(
-  home: string,
-  adapter: string,
-  channel: string,
-  thread: string,
-): string | undefined {
+function readIdFile(dir: string): string | undefined {
   try {
-    return canonicalThreadId(
-      isShortenedSegment(channel) || isShortenedSegment(thread)
-        ? readFileSync(join(home, adapter, channel, thread, THREAD_ID_FILE), "utf8").trim()
-        : `${adapter}:${decodeSegment(channel)}:${decodeSegment(thread)}`,
-    );
+    return readFileSync(join(dir, THREAD_ID_FILE), "utf8");
   } catch {
     return undefined;
   }

@@ -1,30 +1,7 @@
 import type { Usage } from "@mariozechner/pi-ai";
-import type { RunnerStats } from "../runner/create-agent-runner.js";
+import type { RunnerStats, SavedThreadStatus, ThreadFigures } from "../types.js";
 
-/**
- * `<thread dir>/status.json`: a thread's figures as of its last deactivation (or shutdown, or
- * reset), so `/status` and `GET /v1/threads` can show them while no agent of the thread is
- * loaded — after a restart too — without loading its context.
- */
-export const THREAD_STATUS_FILE = "status.json";
-
-/** A thread's context and cost figures, as `/status` and `GET /v1/threads` show them. */
-export interface ThreadFigures {
-  messages: number;
-  contextTokens: number;
-  contextWindow: number;
-  compactions: number;
-  /** Of those, the ones that dropped old turns because the summary request failed. */
-  compactionFallbacks?: number;
-  /** Sums over the thread's requests. */
-  cost: number;
-  lastUsage?: Usage;
-}
-
-export interface SavedThreadStatus extends ThreadFigures {
-  /** ISO time of the thread's last message or run end. */
-  lastActivity: string;
-}
+// The format of a thread's status.json (THREAD_STATUS_FILE).
 
 /** A runner's figures, as status.json keeps them. */
 export function threadFigures(stats: RunnerStats): ThreadFigures {
@@ -75,10 +52,10 @@ export function parseSavedStatus(text: string): SavedThreadStatus | undefined {
     contextTokens: v.contextTokens as number,
     contextWindow: v.contextWindow as number,
     compactions: v.compactions as number,
-    cost: v.cost as number,
     ...(typeof v.compactionFallbacks === "number"
       ? { compactionFallbacks: v.compactionFallbacks }
       : {}),
+    cost: v.cost as number,
     ...(usable ? { lastUsage: usage as unknown as Usage } : {}),
   };
 }

@@ -1,12 +1,11 @@
 import { mkdirSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
-import { artifactPath, spillOutput } from "../artifacts/spill-output.js";
-import { trimTrailingNewlines } from "../text/trailing-newlines.js";
+import { trimTrailingNewlines } from "../runner/message-text.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "./bash-timeout.js";
-import { overflowExcerpt } from "./overflow-excerpt.js";
-import { textResult } from "./text-result.js";
+import { artifactPath, overflowExcerpt, spillOutput } from "./spill-output.js";
 import type { ToolContext } from "./tool-context.js";
+import { textResult } from "./tool-context.js";
 
 const parameters = Type.Object({
   command: Type.String({ description: "The shell command to run (bash -c)" }),

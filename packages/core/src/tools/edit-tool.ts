@@ -1,11 +1,14 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
-import { regularFileStat } from "./regular-file.js";
-import { resolveToolPath } from "./resolve-path.js";
-import { decodeUtf8, looksBinary } from "./text-bytes.js";
-import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
+import {
+  decodeUtf8,
+  looksBinary,
+  regularFileStat,
+  resolveToolPath,
+  textResult,
+} from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path, absolute or relative to the workspace" }),

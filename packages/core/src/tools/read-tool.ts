@@ -1,11 +1,8 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { defaultPageLimits, type PageLimits, readPage } from "./read-page.js";
-import { regularFileStat } from "./regular-file.js";
-import { resolveToolPath } from "./resolve-path.js";
-import { fileLooksBinary } from "./text-bytes.js";
-import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
+import { fileLooksBinary, regularFileStat, resolveToolPath, textResult } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path, absolute or relative to the workspace" }),

@@ -1,4 +1,8 @@
-import type { Sandbox } from "../sandbox/host-sandbox.js";
+import { closeSync, openSync, readSync, type Stats, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import type { AgentToolResult } from "@mariozechner/pi-agent-core";
+import type { Sandbox } from "../sandbox/sandbox.js";
 
 /** What the built-in tools need from the thread they run in. */
 export interface ToolContext {
@@ -11,4 +15,82 @@ export interface ToolContext {
   toolResultMaxChars: number;
   /** Default bash timeout. */
   bashTimeoutSeconds: number;
+}
+
+/** A plain-text tool result. */
+export function textResult<T>(text: string, details: T): AgentToolResult<T> {
+  return { content: [{ type: "text", text }], details };
+}
+
+/** Resolves a path given by the model: `~` is the user's home, relative paths are against the workspace. */
+export function resolveToolPath(workspaceDir: string, path: string): string {
+  const trimmed = path.trim();
+  if (trimmed === "~") return homedir();
+  if (trimmed.startsWith("~/")) return join(homedir(), trimmed.slice(2));
+  return isAbsolute(trimmed) ? resolve(trimmed) : resolve(workspaceDir, trimmed);
+}
+
+/**
+ * The stat of what is at `path` (symlinks followed), or undefined when there is nothing there
+ * (or it cannot be looked at). Anything but a regular file is refused with a one-line error
+ * naming what it is, before anything opens it: opening a FIFO waits for a writer, and reading a
+ * device such as /dev/zero or /dev/stdin may never end — either would block the thread every
+ * agent runs on, where not even SIGTERM is handled any more.
+ */
+export function regularFileStat(path: string, tool: string): Stats | undefined {
+  let stat: Stats;
+  try {
+    stat = statSync(path);
+  } catch {
+    return undefined;
+  }
+  if (stat.isDirectory()) throw new Error(`${path} is a directory, not a file.`);
+  if (!stat.isFile()) {
+    throw new Error(
+      `${path} is ${kindOf(stat)}, not a regular file; ${tool} works on regular files only.`,
+    );
+  }
+  return stat;
+}
+
+function kindOf(stat: Stats): string {
+  if (stat.isFIFO()) return "a FIFO (named pipe)";
+  if (stat.isSocket()) return "a socket";
+  if (stat.isCharacterDevice()) return "a character device";
+  if (stat.isBlockDevice()) return "a block device";
+  return "a special file";
+}
+
+/** How much of a file's start is looked at to tell binary from text. */
+const SNIFF_BYTES = 8192;
+
+/** True for bytes that look binary: a NUL among the first 8 KiB. read and edit refuse these. */
+export function looksBinary(bytes: Uint8Array): boolean {
+  return bytes.subarray(0, SNIFF_BYTES).includes(0);
+}
+
+/** looksBinary for a regular file, reading only its first 8 KiB. */
+export function fileLooksBinary(path: string): boolean {
+  const fd = openSync(path, "r");
+  try {
+    const head = Buffer.alloc(SNIFF_BYTES);
+    return looksBinary(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The bytes as UTF-8 text, or the offset of the first byte that is not valid UTF-8: decoding
+ * turns such bytes into U+FFFD, so writing the text back would change them, not only the part
+ * that was meant to change. Valid means decoding then encoding gives the same bytes.
+ */
+export function decodeUtf8(bytes: Buffer): { text: string } | { invalidAt: number } {
+  const text = bytes.toString("utf8");
+  const again = Buffer.from(text, "utf8");
+  if (again.equals(bytes)) return { text };
+  // Up to the first invalid sequence both are the same bytes.
+  let at = 0;
+  while (at < bytes.length && bytes[at] === again[at]) at++;
+  return { invalidAt: at };
 }

@@ -2,9 +2,8 @@ import { statSync } from "node:fs";
 import { basename } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
-import type { ThreadHandle } from "../orchestrator/thread-handle.js";
-import { resolveToolPath } from "./resolve-path.js";
-import { textResult } from "./text-result.js";
+import type { ThreadHandle } from "../types.js";
+import { resolveToolPath, textResult } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File to send, absolute or relative to the workspace" }),

@@ -2,10 +2,8 @@ import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
-import { regularFileStat } from "./regular-file.js";
-import { resolveToolPath } from "./resolve-path.js";
-import { textResult } from "./text-result.js";
 import type { ToolContext } from "./tool-context.js";
+import { regularFileStat, resolveToolPath, textResult } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path, absolute or relative to the workspace" }),

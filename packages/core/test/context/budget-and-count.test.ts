@@ -2,7 +2,7 @@ import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, Model } from "@mariozechner/pi-ai";
 import { encode } from "gpt-tokenizer/encoding/cl100k_base";
 import { describe, expect, it, vi } from "vitest";
-import { computeBudget } from "../../src/context/context-budget.js";
+import { computeBudget } from "../../src/context/compaction.js";
 import { createContextEngine } from "../../src/context/create-context-engine.js";
 import { createTokenCounter, loadEncoder } from "../../src/context/token-counter.js";
 import { assistant, call, result, user } from "./history-arbitrary.js";

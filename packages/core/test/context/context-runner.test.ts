@@ -11,16 +11,16 @@ import {
 } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { computeBudget } from "../../src/context/context-budget.js";
-import { repairPairing } from "../../src/context/repair-pairing.js";
+import { computeBudget } from "../../src/context/compaction.js";
+import { repairPairing } from "../../src/context/llm-messages.js";
 import { SUMMARY_SYSTEM_PROMPT } from "../../src/context/summarise.js";
 import { createTokenCounter, loadEncoder } from "../../src/context/token-counter.js";
 import type { Logger } from "../../src/logging/logger.js";
 import { createAgentRunner } from "../../src/runner/create-agent-runner.js";
-import type { RunnerEvent } from "../../src/runner/runner-events.js";
-import { createHostSandbox } from "../../src/sandbox/host-sandbox.js";
+import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
 import { createReadTool } from "../../src/tools/read-tool.js";
+import type { RunnerEvent } from "../../src/types.js";
 
 const WINDOW = 6_000;
 const REPLY = 500;
@@ -388,7 +388,7 @@ describe("context engine in the runner (faux provider)", () => {
     const read = createReadTool({
       workspaceDir: store.workspaceDir("cli:local:ctx"),
       artifactsDir: () => store.artifactsDir("cli:local:ctx"),
-      sandbox: createHostSandbox(),
+      sandbox: createSandbox({ type: "host" }),
       toolResultMaxChars: 10_000,
       bashTimeoutSeconds: 5,
     });

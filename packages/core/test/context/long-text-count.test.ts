@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { MAX_PIECE } from "../../src/context/piece-counter.js";
-import { createTokenCounter, loadEncoder } from "../../src/context/token-counter.js";
+import { createTokenCounter, loadEncoder, MAX_PIECE } from "../../src/context/token-counter.js";
 
 // Its own file: it replaces gpt-tokenizer's countTokens with a spy, and the BPE tables are loaded
 // once per module instance.

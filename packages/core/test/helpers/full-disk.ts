@@ -1,5 +1,5 @@
 import { writeSync } from "node:fs";
-import { setWriteSync, type WriteSync } from "../../src/store/write-fully.js";
+import { setWriteSync, type WriteSync } from "../../src/fs/write.js";
 
 /**
  * A disk that fills up, for the store's writes (see `setWriteSync`): once `free` is set, writes

@@ -1,6 +1,13 @@
+import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
-import { onlyCommentsAndSpace } from "../../src/memory/read-text-file.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  listSubdirsFresh,
+  onlyCommentsAndSpace,
+  readFileFresh,
+} from "../../src/memory/read-text-file.js";
 
 /** What the file reader meant all along: strip closed comments, and nothing is left but space. */
 const reference = (text: string) => text.replace(/<!--[\s\S]*?-->/g, "").trim() === "";
@@ -41,5 +48,39 @@ describe("onlyCommentsAndSpace", () => {
   it("reads a text of 100,000 unclosed comment openings as content", () => {
     // The old regex rescanned the rest of the text from each opening: quadratic, minutes here.
     expect(onlyCommentsAndSpace("<!--".repeat(100_000))).toBe(false);
+  });
+});
+
+describe("stat-checked reads of prompt sources", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "guppy-read-cache-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("reads a file again once it changed, even to the same size", () => {
+    const path = join(dir, "MEMORY.md");
+    expect(readFileFresh(path)).toBeUndefined();
+    writeFileSync(path, "likes tea");
+    expect(readFileFresh(path)).toBe("likes tea");
+    writeFileSync(path, "likes rum");
+    // Same size; a coarse clock could give the same mtime, so move it explicitly.
+    utimesSync(path, new Date(Date.now() + 5_000), new Date(Date.now() + 5_000));
+    expect(readFileFresh(path)).toBe("likes rum");
+    rmSync(path);
+    expect(readFileFresh(path)).toBeUndefined();
+  });
+
+  it("lists subfolders afresh when one is added or removed, skipping files and hidden ones", () => {
+    const skills = join(dir, "skills");
+    expect(listSubdirsFresh(skills)).toEqual([]);
+    mkdirSync(join(skills, "weather"), { recursive: true });
+    mkdirSync(join(skills, ".hidden"));
+    writeFileSync(join(skills, "notes.txt"), "x");
+    expect(listSubdirsFresh(skills)).toEqual(["weather"]);
+    mkdirSync(join(skills, "alarm"));
+    expect(listSubdirsFresh(skills)).toEqual(["alarm", "weather"]);
+    rmSync(join(skills, "weather"), { recursive: true });
+    expect(listSubdirsFresh(skills)).toEqual(["alarm"]);
   });
 });

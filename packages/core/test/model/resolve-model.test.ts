@@ -4,9 +4,9 @@ import { getModels, getProviders } from "@mariozechner/pi-ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config-error.js";
 import { MIN_CONTEXT_WINDOW } from "../../src/config/settings-schema.js";
-import { discoverLocalModel } from "../../src/model/local-servers.js";
 import {
   DEFAULT_CUSTOM_CONTEXT_WINDOW,
+  discoverLocalModel,
   noModelMessage,
   resolveModel,
 } from "../../src/model/resolve-model.js";

@@ -2,10 +2,9 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LOG_CURSOR_FILE } from "../../src/orchestrator/backfill.js";
 import { createLogTail } from "../../src/orchestrator/log-tail.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
-import type { LogEntry } from "../../src/store/log-entry.js";
+import { LOG_CURSOR_FILE, type LogEntry } from "../../src/store/thread-layout.js";
 
 const T = "test:c:tail";
 const entry = (messageId: string, text: string, isBot = false): LogEntry => ({

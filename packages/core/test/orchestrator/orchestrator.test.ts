@@ -16,14 +16,17 @@ import { INBOX_FILE } from "../../src/inbox/create-inbox.js";
 import {
   createOrchestrator,
   type OrchestratorOptions,
-  type RuntimeOrchestrator,
+  ThreadHeldError,
 } from "../../src/orchestrator/create-orchestrator.js";
-import type { OrchestratorEvent } from "../../src/orchestrator/orchestrator-events.js";
-import { type CompactResult, ThreadHeldError } from "../../src/orchestrator/orchestrator-types.js";
-import type { ThreadHandle } from "../../src/orchestrator/thread-handle.js";
 import { createAgentRunner } from "../../src/runner/create-agent-runner.js";
-import type { RunnerEvent } from "../../src/runner/runner-events.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
+import type {
+  CompactResult,
+  OrchestratorEvent,
+  RunnerEvent,
+  RuntimeOrchestrator,
+  ThreadHandle,
+} from "../../src/types.js";
 
 /** A tool that blocks until the test opens its gate (or the run is aborted). */
 function createGate() {

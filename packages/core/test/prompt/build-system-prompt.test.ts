@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { buildSystemPrompt, type SystemPromptInput } from "../../src/prompt/build-system-prompt.js";
-import { loadPromptSources } from "../../src/prompt/load-prompt-sources.js";
-import { createPathMapper } from "../../src/prompt/path-translation.js";
+import { loadPromptSources } from "../../src/prompt/prompt-sources.js";
+import { createPathMapper } from "../../src/sandbox/sandbox.js";
 import { createCoreTools } from "../../src/tools/create-tools.js";
 import { tempHome } from "../helpers/temp-home.js";
 import { toolFixture } from "../tools/tool-fixture.js";
@@ -238,19 +238,5 @@ describe("buildSystemPrompt", () => {
     expect(prompt).toContain("- Global Memory: /data/MEMORY.md");
     expect(prompt).toContain("Today's note is /data/memory/202602/20260228.md");
     expect(prompt).not.toContain(t.home);
-  });
-});
-
-describe("createPathMapper", () => {
-  it("maps the longest matching prefix and leaves other paths alone", () => {
-    const map = createPathMapper([
-      { host: "/home/u/.guppy", agent: "/data" },
-      { host: "/home/u/.guppy/cli/local/default/scratch", agent: "/workspace" },
-    ]);
-    expect(map("/home/u/.guppy/cli/local/default/scratch/a.txt")).toBe("/workspace/a.txt");
-    expect(map("/home/u/.guppy/cli/local/default/scratch")).toBe("/workspace");
-    expect(map("/home/u/.guppy/MEMORY.md")).toBe("/data/MEMORY.md");
-    expect(map("/home/u/.guppyx/file")).toBe("/home/u/.guppyx/file");
-    expect(map("/etc/hosts")).toBe("/etc/hosts");
   });
 });

@@ -12,8 +12,8 @@ import {
 import { Type } from "typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAgentRunner } from "../../src/runner/create-agent-runner.js";
-import type { RunnerEvent } from "../../src/runner/runner-events.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
+import type { RunnerEvent } from "../../src/types.js";
 
 const echoTool: AgentTool = {
   name: "echo",

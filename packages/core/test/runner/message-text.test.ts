@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { oneLine } from "../../src/runner/message-text.js";
+import { oneLine, trimTrailingNewlines } from "../../src/runner/message-text.js";
 
 describe("oneLine (a text on one readable line)", () => {
   const naive = (text: string, n: number) => {
@@ -21,5 +21,23 @@ describe("oneLine (a text on one readable line)", () => {
     const padded = `${" ".repeat(1000)}hello${"\n".repeat(5000)}world${" ".repeat(3000)}`;
     expect(oneLine(padded, 60)).toBe("hello world");
     expect(oneLine(`${padded}!`, 11)).toBe("hello worl…");
+  });
+});
+
+describe("trimTrailingNewlines", () => {
+  it("does what /\\n+$/ replaced by nothing does", () => {
+    const part = fc.constantFrom("\n", "\n\n", "\r", "\r\n", " ", "x", "é");
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 20 }), (parts) => {
+        const text = parts.join("");
+        expect(trimTrailingNewlines(text)).toBe(text.replace(/\n+$/, ""));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("trims a text of many newline runs in one pass", () => {
+    const text = `${"\n".repeat(3000)}x`.repeat(300);
+    expect(trimTrailingNewlines(`${text}\n\n`)).toBe(text);
   });
 });

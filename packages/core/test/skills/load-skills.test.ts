@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadSkills } from "../../src/skills/load-skills.js";
-import { parseSkillFile } from "../../src/skills/parse-skill-file.js";
+import { loadSkills, parseSkillFile } from "../../src/skills/load-skills.js";
 import { tempHome } from "../helpers/temp-home.js";
 
 const skill = (name: string, description: string, body = "Do the thing.") =>

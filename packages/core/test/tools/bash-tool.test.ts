@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { settingsSchema } from "../../src/config/settings-schema.js";
-import { createHostSandbox, type ExecOptions } from "../../src/sandbox/host-sandbox.js";
+import type { ExecOptions } from "../../src/sandbox/exec.js";
+import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../../src/tools/bash-timeout.js";
 import { createBashTool } from "../../src/tools/bash-tool.js";
 import { fakeFullDisk } from "../helpers/full-disk.js";
@@ -12,7 +13,7 @@ import { resultText, toolFixture } from "./tool-fixture.js";
 
 /** The host sandbox with smaller bounds than its 10 MiB in memory and 1 GiB on disk. */
 function smallSandbox(bounds: Pick<ExecOptions, "maxBufferBytes" | "maxSpillBytes">) {
-  const host = createHostSandbox();
+  const host = createSandbox({ type: "host" });
   return {
     ...host,
     exec: (command: string, o: ExecOptions) => host.exec(command, { ...o, ...bounds }),
@@ -240,7 +241,7 @@ describe("bash tool", () => {
     );
     expect(existsSync(marker)).toBe(false);
     await expect(
-      createHostSandbox().exec(`touch ${marker}`, {
+      createSandbox({ type: "host" }).exec(`touch ${marker}`, {
         cwd: fx.workspaceDir,
         timeoutMs: tooLong * 1000,
       }),
@@ -275,7 +276,7 @@ describe("bash tool", () => {
       resultText(
         await createBashTool({
           ...fx.ctx,
-          sandbox: createHostSandbox(modelProvider ? { modelProvider } : {}),
+          sandbox: createSandbox({ type: "host" }, modelProvider ? { modelProvider } : {}),
         }).execute("1", { command: "env" }),
       );
     const shown = await env("anthropic");

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createEditTool } from "../../src/tools/edit-tool.js";
 import { createReadTool } from "../../src/tools/read-tool.js";
-import { resolveToolPath } from "../../src/tools/resolve-path.js";
+import { resolveToolPath } from "../../src/tools/tool-context.js";
 import { createWriteTool } from "../../src/tools/write-tool.js";
 import { resultText, toolFixture } from "./tool-fixture.js";
 

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AgentToolResult } from "@mariozechner/pi-agent-core";
-import { createHostSandbox } from "../../src/sandbox/host-sandbox.js";
+import { createSandbox } from "../../src/sandbox/sandbox.js";
 import type { ToolContext } from "../../src/tools/tool-context.js";
 
 export function toolFixture(overrides: Partial<ToolContext> = {}) {
@@ -14,7 +14,7 @@ export function toolFixture(overrides: Partial<ToolContext> = {}) {
   const ctx: ToolContext = {
     workspaceDir,
     artifactsDir: () => artifacts,
-    sandbox: createHostSandbox(),
+    sandbox: createSandbox({ type: "host" }),
     toolResultMaxChars: 10_000,
     bashTimeoutSeconds: 120,
     ...overrides,

@@ -1,5 +1,10 @@
-import { isConfigError, loadConfig } from "@guppy/core";
-import type { CliArgs } from "./parse-cli-args.js";
+import { isConfigError, type LoadConfigOptions, loadConfig } from "@guppy/core";
+
+/** What `reportError` reads of the parsed arguments (the CLI's `CliArgs` has them). */
+interface DebugFlags {
+  configFlags?: LoadConfigOptions["flags"];
+  home?: string;
+}
 
 /** Exit codes: 1 = the run failed, 2 = a usage or configuration mistake, 130 = interrupted. */
 export const ExitCode = { ok: 0, failed: 1, usage: 2, interrupted: 130 } as const;
@@ -13,7 +18,7 @@ export class UsageError extends Error {
  * Prints an error as one line on stderr and returns the exit code it deserves. An unexpected
  * error also gets its stack trace when the `debug` setting is on for this call.
  */
-export function reportError(error: unknown, args?: CliArgs): number {
+export function reportError(error: unknown, args?: DebugFlags): number {
   if (isConfigError(error) || error instanceof UsageError) {
     process.stderr.write(`guppy: ${error.message}\n`);
     return ExitCode.usage;
@@ -31,7 +36,7 @@ export function reportError(error: unknown, args?: CliArgs): number {
  * GUPPY_DEBUG, then settings.json): "false", "0" or "no" is off. Off when the settings cannot be
  * read (that error is the one reported, and it is a one-liner anyway).
  */
-function debugOn(args: CliArgs | undefined): boolean {
+function debugOn(args: DebugFlags | undefined): boolean {
   try {
     return loadConfig({ flags: args?.configFlags, home: args?.home }).debug;
   } catch {

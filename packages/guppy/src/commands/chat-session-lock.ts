@@ -1,10 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { lockByPid, lockHolder, type Store } from "@guppy/core";
+import { CHAT_LOCK_FILE } from "@guppy/core/thread-layout";
 import { UsageError } from "../cli/cli-error.js";
-
-/** `<thread dir>/chat.lock`: the pid of the `guppy chat` that has the session open. */
-export const CHAT_LOCK_FILE = "chat.lock";
 
 /**
  * One `guppy chat` per session: two would each send the model their own diverging history and

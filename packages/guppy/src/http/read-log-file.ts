@@ -1,11 +1,9 @@
 import { readFile } from "node:fs/promises";
-import type { LogEntry } from "@guppy/core";
+import { isLogEntry, type LogEntry } from "@guppy/core/thread-layout";
 
 /**
- * A thread's log.jsonl read where the HTTP API runs (its worker thread), not on the agents'
- * thread: a year of a busy chat is ~10 MB, which took ~0.2 s of that thread to read, parse and
- * copy across. A missing file is an empty log; a torn or foreign line is left out (the store
- * warns of it when a run reads the file).
+ * A thread's log.jsonl read in the HTTP worker, not on the agents' thread. A missing file is an
+ * empty log; a torn or foreign line is left out (the store warns of it when a run reads the file).
  */
 export async function readLogFile(path: string): Promise<LogEntry[]> {
   let text: string;
@@ -19,14 +17,8 @@ export async function readLogFile(path: string): Promise<LogEntry[]> {
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
     try {
-      const value = JSON.parse(line) as Partial<LogEntry> | null;
-      if (
-        typeof value?.date === "string" &&
-        typeof value.text === "string" &&
-        typeof value.isBot === "boolean"
-      ) {
-        entries.push(value as LogEntry);
-      }
+      const value: unknown = JSON.parse(line);
+      if (isLogEntry(value)) entries.push(value);
     } catch {
       // A line cut short by a crash mid-write.
     }

@@ -8,6 +8,7 @@ import {
   RESTART_NOTICE,
   type Store,
 } from "@guppy/core";
+import { ATTACHMENTS_DIR } from "@guppy/core/thread-layout";
 import type { Chat, Message, Thread } from "chat";
 import type { ChatUser } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
@@ -151,7 +152,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
         ? planAttachmentDownloads(
             message.text,
             message.attachments,
-            join(options.store.threadDir(threadId), "attachments"),
+            join(options.store.threadDir(threadId), ATTACHMENTS_DIR),
             logger,
             options.attachmentWaitMs ?? 15_000,
           )

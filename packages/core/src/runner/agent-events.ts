@@ -1,0 +1,177 @@
+import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
+import type { Usage } from "@mariozechner/pi-ai";
+import { emptyTotals } from "../context/usage-totals.js";
+import { markPromptSourcesStale } from "../prompt/prompt-sources.js";
+import type { RunnerEvent, UsageTotals } from "../types.js";
+import { idleMessage } from "./create-stream-fn.js";
+import { isAssistant, messageText, oneLine } from "./message-text.js";
+
+// A run as the runner sees it: pi-agent-core's events in, runner events and a result out.
+
+/** One run's counters, fresh at each prompt. */
+export interface RunState {
+  toolRounds: number;
+  /** The tool-round limit was reached: the next model request is answered with a note. */
+  limitReached: boolean;
+  /** Usage of this run's requests (summaries included). */
+  usage: UsageTotals;
+  /** Messages of the run, in order (the agent's state may be rewritten by a compaction). */
+  messages: AgentMessage[];
+  abortRequested: boolean;
+  /** The run's model request went quiet for the idle timeout and was stopped. */
+  stalled: boolean;
+}
+
+export function newRunState(): RunState {
+  return {
+    toolRounds: 0,
+    limitReached: false,
+    usage: emptyTotals(),
+    messages: [],
+    abortRequested: false,
+    stalled: false,
+  };
+}
+
+export const toolRoundsNote = (n: number) =>
+  `I stopped after ${n} tool rounds (the GUPPY_MAX_TOOL_ROUNDS limit) before finishing. Tell me to continue if you want me to go on.`;
+
+/**
+ * Turns pi-agent-core's events into runner events (text, thinking start and end, usage, tool
+ * calls and results), counts tool rounds, and has new messages saved after each turn.
+ */
+export function createEventTranslator(deps: {
+  run: () => RunState;
+  maxToolRounds: number;
+  emit: (event: RunnerEvent) => void;
+  /** A request's usage: added to the thread's and the run's totals. */
+  countUsage: (usage: Usage) => void;
+  persist: () => void;
+}) {
+  const { emit } = deps;
+  let thinking = false;
+  const startThinking = () => {
+    thinking = true;
+    emit({ type: "thinking_start" });
+  };
+  const endThinking = () => {
+    if (thinking) {
+      thinking = false;
+      emit({ type: "thinking_end" });
+    }
+  };
+
+  const handle = (event: AgentEvent): void => {
+    switch (event.type) {
+      case "message_update": {
+        const e = event.assistantMessageEvent;
+        if (e.type === "text_delta") {
+          endThinking();
+          emit({ type: "text_delta", delta: e.delta });
+        } else if (e.type === "toolcall_start" || e.type === "thinking_start") {
+          endThinking();
+        }
+        break;
+      }
+      case "message_end": {
+        deps.run().messages.push(event.message);
+        if (isAssistant(event.message)) {
+          endThinking();
+          const usage = event.message.usage;
+          if (usage && event.message.stopReason !== "error") deps.countUsage(usage);
+        }
+        break;
+      }
+      case "tool_execution_start":
+        emit({
+          type: "tool_call",
+          toolCallId: event.toolCallId,
+          name: event.toolName,
+          args: event.args,
+        });
+        break;
+      case "tool_execution_end": {
+        // The tool may have written memory, notes or skills: the next run reads them afresh.
+        markPromptSourcesStale();
+        const content = (event.result as { content?: Array<{ type: string; text?: string }> })
+          ?.content;
+        const text = Array.isArray(content)
+          ? content.map((c) => (c.type === "text" ? (c.text ?? "") : `[${c.type}]`)).join("")
+          : String(event.result ?? "");
+        emit({
+          type: "tool_result",
+          toolCallId: event.toolCallId,
+          name: event.toolName,
+          isError: event.isError,
+          text,
+        });
+        break;
+      }
+      case "turn_end": {
+        const run = deps.run();
+        if (event.toolResults.length > 0) {
+          run.toolRounds++;
+          if (run.toolRounds >= deps.maxToolRounds) run.limitReached = true;
+        }
+        deps.persist();
+        break;
+      }
+      case "agent_end":
+        endThinking();
+        deps.persist();
+        break;
+    }
+  };
+  return { handle, startThinking, endThinking };
+}
+
+/** How a run ended, from its last assistant message. */
+export function runResult(run: RunState, idleTimeoutMs: number) {
+  const usage = run.usage;
+  const last = [...run.messages].reverse().find(isAssistant);
+  if (!last) {
+    return {
+      text: "",
+      stopReason: "error" as const,
+      errorMessage: "The model gave no answer.",
+      usage,
+    };
+  }
+  const text = messageText(last);
+  if (run.limitReached && last.stopReason === "stop") {
+    return { text, stopReason: "max_tool_rounds" as const, usage };
+  }
+  switch (last.stopReason) {
+    case "error":
+      return {
+        text,
+        stopReason: "error" as const,
+        errorMessage: oneLine(last.errorMessage ?? "The model request failed."),
+        usage,
+      };
+    case "aborted":
+      if (run.stalled) {
+        return {
+          text,
+          stopReason: "error" as const,
+          errorMessage: idleMessage(idleTimeoutMs),
+          usage,
+        };
+      }
+      return { text, stopReason: "aborted" as const, usage };
+    case "length":
+      return { text, stopReason: "length" as const, usage };
+    default:
+      return { text, stopReason: "stop" as const, usage };
+  }
+}
+
+/** The usage of the context's last successful request. */
+export function lastUsage(messages: readonly AgentMessage[]): Usage | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (isAssistant(m) && m.stopReason !== "error" && m.usage && m.usage.totalTokens > 0)
+      return m.usage;
+  }
+  return undefined;
+}

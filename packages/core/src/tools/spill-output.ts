@@ -1,0 +1,156 @@
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AfterToolCallContext, AfterToolCallResult } from "@mariozechner/pi-agent-core";
+import type { OutputOverflow } from "../sandbox/exec.js";
+
+export interface SpillResult {
+  /** What goes into the context: the text itself, or a head+tail excerpt with a note. */
+  text: string;
+  /** Where the full output was saved, when it was too long (and could be saved). */
+  path?: string;
+}
+
+let sequence = 0;
+
+/** A new file name under `dir` for one saved output of the tool `label`. */
+export function artifactPath(dir: string, label: string): string {
+  sequence = (sequence + 1) % 1000;
+  return join(dir, `${label}-${Date.now()}-${String(sequence).padStart(3, "0")}.txt`);
+}
+
+/**
+ * Keeps text up to `maxChars` as is. Longer text is saved whole under `dir` and replaced by its
+ * head and tail (the end of an output is usually where errors and results are) with a note that
+ * gives the saved file's path, which the `read` tool can page through. A file that cannot be
+ * written (a full disk) is removed, and the note says why nothing was saved.
+ */
+export function spillOutput(options: {
+  text: string;
+  maxChars: number;
+  /** The artifacts directory, asked for (and made) only when the text is too long. */
+  dir: () => string;
+  label: string;
+}): SpillResult {
+  const { text, maxChars } = options;
+  if (text.length <= maxChars) return { text };
+  let path: string | undefined;
+  try {
+    path = artifactPath(options.dir(), options.label);
+    writeFileSync(path, text, "utf8");
+  } catch (error) {
+    if (path) rmSync(path, { force: true });
+    const reason = error instanceof Error ? error.message : String(error);
+    return { text: excerptHeadTail(text, maxChars, { error: reason }) };
+  }
+  return { text: excerptHeadTail(text, maxChars, path), path };
+}
+
+/** Lines as `read` counts them: pieces between newlines, a last newline not starting another. */
+export function countLines(text: string): number {
+  let lines = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+  return text === "" || text.endsWith("\n") ? lines : lines + 1;
+}
+
+/** How many chars of its head and of its tail an excerpt within about `maxChars` shows. */
+export function excerptLengths(maxChars: number): { head: number; tail: number } {
+  const budget = Math.max(100, maxChars - 300);
+  const head = Math.floor(budget * 0.4);
+  return { head, tail: budget - head };
+}
+
+/**
+ * Head and tail of `text` within about `maxChars`, with a note naming what was left out: where
+ * the whole text was saved, or why it could not be.
+ */
+export function excerptHeadTail(
+  text: string,
+  maxChars: number,
+  saved?: string | { error: string },
+): string {
+  const size = () => `${text.length} chars, ${countLines(text)} lines`;
+  const where =
+    saved === undefined
+      ? ""
+      : typeof saved === "string"
+        ? ` The full output (${size()}) is saved at ${saved}; read it with the read tool (offset/limit) if you need the middle.`
+        : ` The full output (${size()}) could not be saved: ${saved.error}.`;
+  const lengths = excerptLengths(maxChars);
+  const head = text.slice(0, lengths.head);
+  const tail = text.slice(text.length - lengths.tail);
+  const omitted = text.length - lengths.head - lengths.tail;
+  return `${head}\n\n[... ${omitted} chars omitted ...${where}]\n\n${tail}`;
+}
+
+/**
+ * The excerpt of a command output too long to hold in memory (the sandbox kept its `head` and
+ * its tail and streamed it to a file): its real first and last chars within about `maxChars`,
+ * and a note giving its true size and the file that holds it — or how much of it, or why none.
+ */
+export function overflowExcerpt(
+  head: string,
+  overflow: OutputOverflow,
+  maxChars: number,
+): SpillResult {
+  const lengths = excerptLengths(maxChars);
+  const shownHead = head.slice(0, lengths.head);
+  const shownTail = overflow.tail.slice(Math.max(0, overflow.tail.length - lengths.tail));
+  const omitted = overflow.totalBytes - Buffer.byteLength(shownHead) - Buffer.byteLength(shownTail);
+  const size = `${overflow.totalBytes} bytes, ${overflow.lines} lines`;
+  const { file } = overflow;
+  let where: string;
+  if (file?.cut) {
+    where =
+      ` The output (${size}) was too long to save whole: ${file.path} holds its first ` +
+      `${file.cut.headBytes} bytes, then a line saying how many bytes were left out, then its ` +
+      `last ${file.cut.tailBytes} bytes; read it with the read tool (offset/limit) if you need more.`;
+  } else if (file) {
+    where = ` The full output (${size}) is saved at ${file.path}; read it with the read tool (offset/limit) if you need the middle.`;
+  } else {
+    where = ` The full output (${size}) could not be saved: ${overflow.fileError ?? "no file was given"}.`;
+  }
+  return {
+    text: `${shownHead}\n\n[... ${omitted} bytes omitted ...${where}]\n\n${shownTail}`,
+    ...(file ? { path: file.path } : {}),
+  };
+}
+
+/**
+ * The `afterToolCall` hook that applies GUPPY_TOOL_RESULT_MAX_CHARS to every tool's result: a
+ * longer text goes into the context as a head+tail excerpt whose note names the file (under
+ * the thread's artifacts/) holding all of it, which `read` pages through. Tools that already
+ * spilled their own output (bash; `details.fullOutputPath`) are left alone, and so is `read`,
+ * which pages by itself (its page plus a "continue with offset=" line must not be spilled into
+ * yet another file to read).
+ */
+const selfPaging = new Set(["read"]);
+
+export function createToolResultSpill(options: {
+  maxChars: number;
+  artifactsDir: () => string;
+}): (ctx: AfterToolCallContext) => Promise<AfterToolCallResult | undefined> {
+  return async ({ toolCall, result }) => {
+    if (selfPaging.has(toolCall.name)) return undefined;
+    const details = result.details as { fullOutputPath?: unknown } | undefined;
+    if (details && typeof details === "object" && details.fullOutputPath) return undefined;
+    const blocks = result.content;
+    const text = blocks
+      .filter((b): b is { type: "text"; text: string } => b.type === "text")
+      .map((b) => b.text)
+      .join("\n");
+    if (text.length <= options.maxChars) return undefined;
+    const spilled = spillOutput({
+      text,
+      maxChars: options.maxChars,
+      dir: options.artifactsDir,
+      label: toolCall.name.replace(/[^A-Za-z0-9_-]/g, "_"),
+    });
+    return {
+      content: [{ type: "text", text: spilled.text }, ...blocks.filter((b) => b.type !== "text")],
+      details: {
+        ...(details && typeof details === "object" ? details : {}),
+        fullOutputPath: spilled.path,
+      },
+    };
+  };
+}

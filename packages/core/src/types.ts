@@ -1,0 +1,375 @@
+/**
+ * The vocabulary shared by core's folders: usage and context figures, the runner's events and
+ * interface, a thread's handle and messages, and the orchestrator's contract. Types only: a
+ * behaviour file imports its neighbours' types from here, never from their files.
+ */
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import type { Api, ImageContent, Model, Usage } from "@mariozechner/pi-ai";
+
+// ---------------------------------------------------------------- usage, context, compaction
+
+/** Sums over a thread's assistant messages. */
+export interface UsageTotals {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  cost: number;
+  requests: number;
+}
+
+/** "summary": an LLM summary replaced the older part; "dropped": the fallback dropped whole turns. */
+export type CompactionMethod = "summary" | "dropped";
+
+/** Why a compaction ran: over the threshold, forced by /compact, or a provider's "context too long". */
+export type CompactionReason = "threshold" | "manual" | "overflow";
+
+/**
+ * Stands in the context for everything a compaction removed: the LLM summary of it, or (when the
+ * summary request failed) a note that whole oldest turns were dropped. It is always the first
+ * message of a compacted context and reaches the model as a user message.
+ */
+export interface CompactionMessage {
+  role: "compaction";
+  method: CompactionMethod;
+  /** The structured summary (for "dropped", the earlier summary if there was one). */
+  summary: string;
+  /** Messages removed by this compaction. */
+  removedMessages: number;
+  /** Estimated context tokens before and after. */
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Compactions of this thread so far, this one included. */
+  compactions: number;
+  /** Of which fell back to dropping turns. */
+  fallbacks: number;
+  reason: CompactionReason;
+  /** Usage of everything no longer in the context, so totals and cost survive compaction. */
+  usageCarried?: UsageTotals;
+  timestamp: number;
+}
+
+export interface CompactionInfo {
+  method: CompactionMethod;
+  reason: CompactionReason;
+  removedMessages: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  at: number;
+  /** Why the summary failed, for a fallback. */
+  error?: string;
+}
+
+export type CompactionOutcome =
+  | { compacted: true; info: CompactionInfo; message: CompactionMessage }
+  | { compacted: false; reason: string };
+
+/** What /status and the runner's events report about the context. */
+export interface ContextStats {
+  /** Tokens the last assembled request carried (or the current context, before any request). */
+  tokens: number;
+  /** Whether `tokens` rests on the provider's reported usage (else on the local count). */
+  fromUsage: boolean;
+  window: number;
+  /** The most a request may carry. */
+  inputBudget: number;
+  /** Where compaction starts. */
+  compactAt: number;
+  /** Messages in what is sent (a compaction summary counts as one). */
+  messages: number;
+  compactions: number;
+  /** Compactions that fell back to dropping turns because the summary request failed. */
+  fallbacks: number;
+  lastCompaction?: CompactionInfo;
+}
+
+// ---------------------------------------------------------------- the runner
+
+/** Why a run ended. */
+export type RunStopReason = "stop" | "length" | "aborted" | "error" | "max_tool_rounds";
+
+/** What the runner reports while it works; UIs subscribe to these and know nothing else of the agent. */
+export type RunnerEvent =
+  | { type: "run_start"; threadId: string; text: string }
+  /** A request to the model is under way (spinner on). */
+  | { type: "thinking_start" }
+  /** The model started answering, or the request ended (spinner off). */
+  | { type: "thinking_end" }
+  | { type: "text_delta"; delta: string }
+  | { type: "tool_call"; toolCallId: string; name: string; args: unknown }
+  | { type: "tool_result"; toolCallId: string; name: string; isError: boolean; text: string }
+  | { type: "usage"; usage: Usage; totals: UsageTotals }
+  /** Before each request: what it carries (tokens / window, messages, compactions so far). */
+  | { type: "context"; stats: ContextStats }
+  /** The context was compacted ("dropped": the summary failed and whole oldest turns went). */
+  | {
+      type: "compaction";
+      method: CompactionMethod;
+      reason: CompactionReason;
+      removedMessages: number;
+      tokensBefore: number;
+      tokensAfter: number;
+    }
+  | { type: "error"; kind: "provider" | "tool_rounds" | "internal"; message: string }
+  | { type: "run_end"; text: string; stopReason: RunStopReason; errorMessage?: string };
+
+export type RunnerEventListener = (event: RunnerEvent) => void;
+
+export interface PromptInput {
+  text: string;
+  images?: ImageContent[];
+  /** Who sent it, for log.jsonl. */
+  messageId?: string;
+  userId?: string;
+  userName?: string;
+  /** Its line is in log.jsonl already (a prompt run again after the process died mid-run). */
+  logged?: boolean;
+  /** This run's events, before the subscribers get them (no subscribe/unsubscribe per run). */
+  onEvent?: RunnerEventListener;
+}
+
+export interface RunResult {
+  text: string;
+  stopReason: RunStopReason;
+  errorMessage?: string;
+  /** Usage of this run's requests. */
+  usage: UsageTotals;
+}
+
+export interface RunnerStats {
+  messages: number;
+  /** Usage of the last request (its input is about the size of the context). */
+  lastUsage?: Usage;
+  /** Sums over every assistant message in the thread's context. */
+  totals: UsageTotals;
+  running: boolean;
+  /** Tokens in context / window, messages sent, compactions so far. */
+  context: ContextStats;
+}
+
+/** One thread's agent: its context, tool loop and figures. */
+export interface AgentRunner {
+  readonly threadId: string;
+  readonly model: Model<Api>;
+  readonly running: boolean;
+  /** One user message → the full tool loop → the final text. Never throws for provider errors. */
+  prompt(input: PromptInput): Promise<RunResult>;
+  /** Stops the LLM stream and kills running tools; the partial answer is kept. */
+  abort(): void;
+  /** Injects a message into the running agent (taken after the current tool batch). False if idle. */
+  steer(text: string): boolean;
+  subscribe(listener: RunnerEventListener): () => void;
+  messages(): readonly AgentMessage[];
+  /** Archives the context and starts fresh (/new). */
+  reset(): string | undefined;
+  /** Compacts the context now (/compact): summary of the older part, or the drop fallback. */
+  compact(): Promise<CompactionOutcome>;
+  stats(): RunnerStats;
+}
+
+/** A thread's context and cost figures, as `/status` and `GET /v1/threads` show them. */
+export interface ThreadFigures {
+  messages: number;
+  contextTokens: number;
+  contextWindow: number;
+  compactions: number;
+  /** Of those, the ones that dropped old turns because the summary request failed. */
+  compactionFallbacks?: number;
+  /** Sums over the thread's requests. */
+  cost: number;
+  lastUsage?: Usage;
+}
+
+/** A thread's status.json: its figures as of its last deactivation, shutdown or reset. */
+export interface SavedThreadStatus extends ThreadFigures {
+  /** ISO time of the thread's last message or run end. */
+  lastActivity: string;
+}
+
+// ---------------------------------------------------------------- threads and their messages
+
+/**
+ * How an actor talks back to the place a prompt came from. Every channel (terminal, HTTP API,
+ * Telegram/Slack/Discord through Chat SDK) implements it; core never imports a chat SDK.
+ */
+export interface ThreadHandle {
+  /** `adapter:channel:thread`. */
+  readonly threadId: string;
+  /**
+   * Runner events of the run this handle's prompt started. Called synchronously inside the agent
+   * loop: must not block — buffer slow I/O.
+   */
+  onEvent?(event: RunnerEvent): void;
+  /** A short message from guppy itself (busy, interrupted run, nothing to steer). */
+  notice(text: string): void | Promise<void>;
+  /** Posts a file from disk to the thread (the `upload` tool); absent where the channel cannot. */
+  uploadFile?(path: string, comment?: string): Promise<void>;
+}
+
+/** Who sent a prompt, for log.jsonl and access decisions already taken by the channel. */
+export interface PromptSender {
+  messageId?: string;
+  userId?: string;
+  userName?: string;
+}
+
+/** A prompt's text and images as its run gets them (see `ActorMessage.content`). */
+export interface PromptContent {
+  text: string;
+  images?: ImageContent[];
+}
+
+/**
+ * What the orchestrator routes to a thread's actor: prompts queue; steer and abort bypass.
+ * `messageId`: the channel's id of the message — one the thread has accepted already (a message
+ * delivered again) is dropped, whatever its type.
+ */
+export type ActorMessage =
+  | ({
+      type: "prompt";
+      text: string;
+      images?: ImageContent[];
+      thread?: ThreadHandle;
+      /**
+       * Default (false): `send` fsyncs the prompt before it returns "queued". True: `send` returns
+       * once the line is written and fsyncs off the event loop; `SendResult.synced` resolves once
+       * it is on disk — await it before acknowledging.
+       */
+      deferSync?: boolean;
+      /**
+       * The prompt's final text and images while the channel still fetches its attachments: `send`
+       * saves `text` and `images` at once (what a run after a restart gets) and the prompt waits in
+       * its place, holding no run slot, until this resolves, then runs with it. Should not reject;
+       * if it does, the saved text runs.
+       */
+      content?: Promise<PromptContent>;
+    } & PromptSender)
+  | { type: "steer"; text: string; thread?: ThreadHandle; messageId?: string }
+  | { type: "abort"; thread?: ThreadHandle; messageId?: string };
+
+// ---------------------------------------------------------------- the orchestrator
+
+/**
+ * What `Orchestrator.send` did with a message. A prompt is on disk (the durable inbox) before
+ * `send` returns "queued", so a channel may acknowledge it; "busy" means the thread's queue was
+ * full and the sender has been told so.
+ */
+export type SendResult =
+  | {
+      status: "queued";
+      inboxId: string;
+      position: number;
+      /** With `deferSync`: resolves once the prompt is fsync'd (rejects if that failed). */
+      synced?: Promise<void>;
+    }
+  /** `queued`: the thread's prompts not running yet, as `ThreadStatus.queued` counts them. */
+  | { status: "busy"; queued: number }
+  /** The thread has accepted a message with this `messageId` already (a message delivered again). */
+  | { status: "duplicate" }
+  | { status: "delivered" }
+  | { status: "dropped"; reason: string }
+  /**
+   * Not accepted. `shuttingDown`: because guppy is shutting down — a channel that keeps the
+   * message on disk until it is accepted hands it over again after the restart. `heldElsewhere`:
+   * another process runs the thread now (a `guppy chat` holds its session).
+   */
+  | { status: "refused"; reason: string; shuttingDown?: true; heldElsewhere?: true };
+
+/** What `/new` did: archived the context (its path, when there was one), or nothing (a duplicate). */
+export type ResetResult = { status: "reset"; archived?: string } | { status: "duplicate" };
+
+/** What `/compact` did: a one-line report of the compaction, or nothing (a duplicate). */
+export type CompactResult = { status: "compacted"; report: string } | { status: "duplicate" };
+
+/** A thread as `/status`, `GET /v1/threads` and the gateway's logs see it. */
+export interface ThreadStatus extends ThreadFigures {
+  threadId: string;
+  /**
+   * running: a run is under way; waiting: none is, and prompts wait (for a concurrency slot,
+   * their attachments, a /compact, or — with a slot — the thread's files to open); idle: agent
+   * loaded, nothing runs or waits; inactive: no agent loaded, nothing waits.
+   */
+  state: "inactive" | "idle" | "waiting" | "running";
+  /**
+   * Prompts accepted and not running yet (queued behind the run, or waiting for a slot or their
+   * attachments): what GUPPY_QUEUE_DEPTH bounds, as a "busy" answer's `queued` counts them.
+   */
+  queued: number;
+  /** ISO time of the last message or run end. */
+  lastActivity?: string;
+  model: string;
+}
+
+/**
+ * A channel as the orchestrator knows it: how to reach a thread when no live handle came with
+ * the prompt (one replayed after a restart), and how to open a new thread (`sendToChannel`).
+ */
+export interface ChannelLink {
+  /** The `adapter` part of thread ids this channel owns (`telegram`, `slack`, `http`, `cli`). */
+  readonly adapterId: string;
+  threadHandle(threadId: string): ThreadHandle;
+  /** Posts a top-level message to a channel, creating a thread; resolves to its thread id. */
+  postToChannel?(channelId: string, text: string): Promise<string>;
+}
+
+/** The single front door: every channel, the event bus and the CLI send through it. */
+export interface Orchestrator {
+  /**
+   * Routes a message to the thread's actor, activating it on demand. Never throws. A message
+   * whose `messageId` the thread has accepted before (a prompt pending, answered, or in its recent
+   * log; a steer, abort, `/new` or `/compact` it acted on) is dropped as "duplicate", nobody told.
+   * A steer or abort with a `messageId` is remembered whether or not something was running.
+   */
+  send(threadId: string, message: ActorMessage): SendResult;
+  /** Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id. */
+  sendToChannel(adapterId: string, channelId: string, text: string): Promise<string | undefined>;
+  registerChannel(link: ChannelLink): void;
+  /** `/new`: archives the thread's context once no run is active ("duplicate": done already). */
+  reset(threadId: string, messageId?: string): Promise<ResetResult>;
+  /** `/compact`: compacts the thread's context once no run is active; a one-line report. */
+  compact(threadId: string, messageId?: string): Promise<CompactResult>;
+  status(threadId: string): ThreadStatus;
+  /**
+   * Every thread known on disk or in memory. `onDisk: false`: the threads in memory only, without
+   * listing the directories (a caller that lists them itself, off this thread: the HTTP API).
+   */
+  threads(options?: { onDisk?: boolean }): ThreadStatus[];
+  /** Replays the durable inbox: accepted prompts that were never answered are run or reported. */
+  start(): Promise<void>;
+  /** Stops accepting prompts, lets running turns finish for up to `graceMs`, then aborts them and saves. */
+  shutdown(graceMs: number): Promise<void>;
+}
+
+/** What the orchestrator reports about its threads (gateway logs, the HTTP API's SSE stream). */
+export type OrchestratorEvent =
+  | { type: "runner"; threadId: string; inboxId: string; event: RunnerEvent }
+  | { type: "queued"; threadId: string; inboxId: string; position: number }
+  | { type: "busy"; threadId: string; queued: number }
+  | { type: "activated"; threadId: string }
+  | { type: "deactivated"; threadId: string }
+  | { type: "steered"; threadId: string; delivered: boolean }
+  | { type: "aborted"; threadId: string; delivered: boolean }
+  | { type: "notice"; threadId: string; text: string }
+  | { type: "backfilled"; threadId: string; count: number }
+  | { type: "replayed"; threadId: string; inboxId: string; action: "rerun" | "reported" };
+
+export type OrchestratorListener = (event: OrchestratorEvent) => void;
+
+/** Counters since start, for logs and the bench. */
+export interface OrchestratorCounters {
+  accepted: number;
+  busy: number;
+  runs: number;
+  replayed: number;
+  reported: number;
+  activeActors: number;
+  loadedRunners: number;
+  runningNow: number;
+  waitingForSlot: number;
+}
+
+/** The orchestrator as `guppy serve` uses it: the contract plus events and counters. */
+export interface RuntimeOrchestrator extends Orchestrator {
+  subscribe(listener: OrchestratorListener): () => void;
+  counters(): OrchestratorCounters;
+}

@@ -1,0 +1,79 @@
+import { join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+import { createStore } from "../../src/store/create-store.js";
+import { canonicalThreadId, encodeSegment, parseThreadId } from "../../src/store/thread-layout.js";
+
+describe("thread ids", () => {
+  it("spells every id of one thread one way, the defaults filled in", () => {
+    expect(canonicalThreadId("telegram:-1001")).toBe("telegram:-1001:default");
+    expect(canonicalThreadId("http:api:")).toBe("http:api:default");
+    expect(canonicalThreadId("http::x")).toBe("http:default:x");
+    expect(canonicalThreadId("nocolons")).toBe("nocolons:default:default");
+    const spelt = "slack:C123:1234.5678:a";
+    expect(canonicalThreadId(spelt)).toBe(spelt);
+    expect(() => canonicalThreadId("NOT VALID")).toThrow(/Invalid thread id/);
+    // All three parts there is not enough: the adapter name must be one.
+    expect(() => canonicalThreadId("Bad Adapter:c:t")).toThrow(/Invalid thread id/);
+  });
+
+  it("splits adapter:channel:thread and keeps colons in the thread part", () => {
+    expect(parseThreadId("slack:C123:1234.5678")).toEqual({
+      adapter: "slack",
+      channel: "C123",
+      thread: "1234.5678",
+    });
+    expect(parseThreadId("http:api:a:b")).toEqual({
+      adapter: "http",
+      channel: "api",
+      thread: "a:b",
+    });
+    expect(parseThreadId("telegram:-1001")).toEqual({
+      adapter: "telegram",
+      channel: "-1001",
+      thread: "default",
+    });
+  });
+
+  it("rejects an adapter name that is not a short identifier, with one line naming the id", () => {
+    expect(() => parseThreadId("../etc:x:y")).toThrow(/Invalid thread id "\.\.\/etc:x:y"/);
+    expect(() => parseThreadId("Slack:x:y")).toThrow(/adapter name/);
+  });
+
+  it.each([
+    "..",
+    ".",
+    "../../etc/passwd",
+    "a/b",
+    "a\\b",
+    "x\0y",
+    ".hidden",
+    "spaces/ABC123",
+    "ü/😀",
+  ])("encodes %j as one safe path component", (id) => {
+    const enc = encodeSegment(id);
+    expect(enc).not.toContain("/");
+    expect(enc).not.toContain("\\");
+    expect(enc).not.toContain("\0");
+    expect(enc.startsWith(".")).toBe(false);
+    expect(enc).toMatch(/^[A-Za-z0-9_.%~-]+$/);
+  });
+
+  it("shortens very long ids but keeps distinct ids distinct", () => {
+    const a = encodeSegment("x".repeat(5000));
+    const b = encodeSegment(`${"x".repeat(4999)}y`);
+    expect(a.length).toBeLessThanOrEqual(96);
+    expect(a).not.toBe(b);
+  });
+
+  it("keeps every thread directory inside the data directory", () => {
+    const home = resolve("/tmp/guppy-home-for-paths");
+    const store = createStore({ home });
+    for (const id of ["cli:..:..", "cli:../..:../../x", "telegram:/etc:passwd", "slack:%2E%2E:."]) {
+      const dir = store.threadDir(id);
+      const rel = relative(home, dir);
+      expect(rel.startsWith("..")).toBe(false);
+      expect(rel.split("/")).toHaveLength(3);
+    }
+    expect(store.threadDir("cli:local:default")).toBe(join(home, "cli", "local", "default"));
+  });
+});
