@@ -1,11 +1,13 @@
-// The settings table of docs/configuration.md, from the settings schema (run after a build):
+// The settings table of docs/configuration.md, from core's settings schema and guppy's settings
+// (access control's and each channel's descriptor's; run after a build):
 //   node scripts/config-table.mjs           prints it
 //   node scripts/config-table.mjs --write   puts it between the <!-- settings-table --> markers
-// packages/core/test/config/docs-in-sync.test.ts fails while the document holds another table.
+// packages/guppy/test/cli/docs-in-sync.test.ts fails while the document holds another table.
 import { readFileSync, writeFileSync } from "node:fs";
 import { settingsTable } from "../packages/core/dist/index.js";
+import { allSettings } from "../packages/guppy/dist/channels/registry.js";
 
-const table = settingsTable();
+const table = settingsTable(allSettings);
 if (process.argv.includes("--write")) {
   const path = new URL("../docs/configuration.md", import.meta.url);
   const doc = readFileSync(path, "utf8");

@@ -1,6 +1,7 @@
 export { ConfigError, isConfigError } from "./config/config-error.js";
 export {
   type ConfigSource,
+  type ConfigWith,
   describeConfig,
   type GuppyConfig,
   kebab,
@@ -8,18 +9,30 @@ export {
   loadConfig,
   maskSecret,
   resolveHome,
+  withAppSettings,
 } from "./config/load-config.js";
 export { maskUrlCredentials } from "./config/mask-url-credentials.js";
 export { parseJsoncFile } from "./config/parse-jsonc-file.js";
-export { booleanValue } from "./config/setting-parsers.js";
 export {
-  type AccessPolicy,
+  booleanValue,
+  hostValue,
+  integerValue,
+  listValue,
+  oneOf,
+  type Parser,
+  stringValue,
+  tokenValue,
+  urlValue,
+} from "./config/setting-parsers.js";
+export {
   type ConfigKey,
   type ConfigValues,
   configKeys,
-  type GroupReplies,
   MIN_CONTEXT_WINDOW,
   type SettingDefinition,
+  type SettingDefinitions,
+  type SettingValues,
+  secretEnvNames,
   settingsSchema,
   type WireApi,
   wireApis,

@@ -324,6 +324,8 @@ export interface Orchestrator {
   /** Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id. */
   sendToChannel(adapterId: string, channelId: string, text: string): Promise<string | undefined>;
   registerChannel(link: ChannelLink): void;
+  /** A handle for `threadId` from its registered channel (the `upload` tool's), if one runs here. */
+  threadHandle(threadId: string): ThreadHandle | undefined;
   /** `/new`: archives the thread's context once no run is active ("duplicate": done already). */
   reset(threadId: string, messageId?: string): Promise<ResetResult>;
   /** `/compact`: compacts the thread's context once no run is active; a one-line report. */

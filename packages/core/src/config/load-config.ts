@@ -6,10 +6,10 @@ import { maskUrlCredentials } from "./mask-url-credentials.js";
 import { parseJsoncFile } from "./parse-jsonc-file.js";
 import type { RawValue } from "./setting-parsers.js";
 import {
-  type ConfigKey,
   type ConfigValues,
-  configKeys,
   type SettingDefinition,
+  type SettingDefinitions,
+  type SettingValues,
   settingsSchema,
 } from "./settings-schema.js";
 
@@ -20,17 +20,40 @@ export interface GuppyConfig extends ConfigValues {
   home: string;
   homeSource: ConfigSource;
   settingsPath: string;
-  sources: Record<ConfigKey, ConfigSource>;
+  /** Every setting read: core's schema and the app's (LoadConfigOptions.settings). */
+  settings: SettingDefinitions;
+  sources: Record<string, ConfigSource>;
   /** Non-fatal findings (unknown settings.json keys). */
   warnings: string[];
 }
 
-export interface LoadConfigOptions {
+/** A configuration with the values of an app's own settings. */
+export type ConfigWith<S extends SettingDefinitions> = GuppyConfig & SettingValues<S>;
+
+// biome-ignore lint/complexity/noBannedTypes: no settings beyond core's
+export interface LoadConfigOptions<S extends SettingDefinitions = {}> {
   env?: NodeJS.ProcessEnv;
   /** Command-line flags, already mapped to config keys. */
-  flags?: Partial<Record<ConfigKey, RawValue>>;
+  flags?: Partial<Record<string, RawValue>>;
   /** --home flag. */
   home?: string;
+  /**
+   * The app's own settings (a chat channel's token, ...), read, checked and shown like core's;
+   * a key or variable that core's schema has already is a programming error.
+   */
+  settings?: S;
+}
+
+/** Core's schema and an app's settings as one table, core's first; a key or variable is read once. */
+export function withAppSettings(app: SettingDefinitions = {}): SettingDefinitions {
+  const envs = new Set(Object.values(settingsSchema).map((def) => def.env));
+  for (const [key, def] of Object.entries(app)) {
+    if (key in settingsSchema || envs.has(def.env)) {
+      throw new Error(`The setting ${key} (${def.env}) is one of core's or the app's already`);
+    }
+    envs.add(def.env);
+  }
+  return { ...settingsSchema, ...app };
 }
 
 /** The data directory: --home, else GUPPY_HOME, else ~/.guppy. Throws ConfigError for an empty --home. */
@@ -48,8 +71,13 @@ export function resolveHome(options: { home?: string; env?: NodeJS.ProcessEnv })
 }
 
 /** Precedence: flags > environment > <home>/settings.json > defaults. Throws ConfigError. */
-export function loadConfig(options: LoadConfigOptions = {}): GuppyConfig {
+// biome-ignore lint/complexity/noBannedTypes: no settings beyond core's
+export function loadConfig<S extends SettingDefinitions = {}>(
+  options: LoadConfigOptions<S> = {},
+): ConfigWith<S> {
   const env = options.env ?? process.env;
+  const settings = withAppSettings(options.settings);
+  const keys = Object.keys(settings);
   const home = resolveHome({ home: options.home, env });
   const settingsPath = join(home, "settings.json");
   const fileSettings = readSettingsFile(settingsPath);
@@ -59,8 +87,8 @@ export function loadConfig(options: LoadConfigOptions = {}): GuppyConfig {
       warnings.push(
         `"home" in ${settingsPath} is ignored: settings.json is read from the data directory, so that comes only from --home or GUPPY_HOME.`,
       );
-    } else if (!(configKeys as string[]).includes(key) && !key.startsWith("$")) {
-      const hint = suggestKey(key);
+    } else if (!keys.includes(key) && !key.startsWith("$")) {
+      const hint = suggestKey(key, keys);
       warnings.push(
         `Unknown key "${key}" in ${settingsPath}${hint ? ` (did you mean "${hint}"?)` : ""}; it is ignored.`,
       );
@@ -68,9 +96,9 @@ export function loadConfig(options: LoadConfigOptions = {}): GuppyConfig {
   }
 
   const values: Record<string, unknown> = {};
-  const sources = {} as Record<ConfigKey, ConfigSource>;
-  for (const key of configKeys) {
-    const def = settingsSchema[key] as SettingDefinition<ConfigKey>;
+  const sources: Record<string, ConfigSource> = {};
+  for (const key of keys) {
+    const def = settings[key] as SettingDefinition;
     const flag = options.flags?.[key];
     const envRaw = nonEmpty(env[def.env]);
     const fileRaw = fileSettings[key];
@@ -107,18 +135,19 @@ export function loadConfig(options: LoadConfigOptions = {}): GuppyConfig {
   const homeSource: ConfigSource =
     options.home !== undefined ? "flag" : nonEmpty(env.GUPPY_HOME) ? "env" : "default";
   return {
-    ...(values as unknown as ConfigValues),
+    ...(values as unknown as ConfigValues & SettingValues<S>),
     home,
     homeSource,
     settingsPath,
+    settings,
     sources,
     warnings,
   };
 }
 
 function describeOrigin(
-  key: ConfigKey,
-  def: SettingDefinition<ConfigKey>,
+  key: string,
+  def: SettingDefinition,
   source: ConfigSource,
   settingsPath: string,
 ): string {
@@ -128,7 +157,7 @@ function describeOrigin(
 }
 
 /** A rejected value as an error shows it: in full, or for a secret only its kind (a blank one as is). */
-function describeValue(raw: unknown, def: SettingDefinition<ConfigKey>): string {
+function describeValue(raw: unknown, def: SettingDefinition): string {
   if (!def.secret || (typeof raw === "string" && raw.trim() === "")) {
     return maskUrlCredentials(JSON.stringify(raw));
   }
@@ -168,10 +197,10 @@ export function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 }
 
-function suggestKey(unknown: string): string | undefined {
+function suggestKey(unknown: string, keys: readonly string[]): string | undefined {
   const lower = unknown.toLowerCase();
   let best: { key: string; distance: number } | undefined;
-  for (const key of configKeys) {
+  for (const key of keys) {
     const d = editDistance(lower, key.toLowerCase());
     if (d <= 2 && (!best || d < best.distance)) best = { key, distance: d };
   }
@@ -201,9 +230,8 @@ export function describeConfig(
   config: GuppyConfig,
 ): Array<{ key: string; env: string; value: string; source: ConfigSource }> {
   const rows = [{ key: "home", env: "GUPPY_HOME", value: config.home, source: config.homeSource }];
-  for (const key of configKeys) {
-    const def = settingsSchema[key] as SettingDefinition<ConfigKey>;
-    const value = config[key];
+  for (const [key, def] of Object.entries(config.settings)) {
+    const value = (config as unknown as Record<string, unknown>)[key];
     rows.push({
       key,
       env: def.env,
@@ -213,7 +241,7 @@ export function describeConfig(
           : def.secret
             ? maskSecret(String(value))
             : maskUrlCredentials(Array.isArray(value) ? value.join(",") : String(value)),
-      source: config.sources[key],
+      source: config.sources[key] ?? "unset",
     });
   }
   return rows;

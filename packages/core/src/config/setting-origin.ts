@@ -1,11 +1,19 @@
 import { type ConfigSource, kebab } from "./load-config.js";
 import { maskUrlCredentials } from "./mask-url-credentials.js";
-import { type ConfigKey, type SettingDefinition, settingsSchema } from "./settings-schema.js";
+import { type SettingDefinitions, settingsSchema } from "./settings-schema.js";
 
-/** Where the values of a configuration came from (GuppyConfig has both). */
+/** Where the values of a configuration came from, and its settings (GuppyConfig has all three). */
 export interface SettingOrigins {
-  sources?: Partial<Record<ConfigKey, ConfigSource>>;
+  sources?: Partial<Record<string, ConfigSource>>;
   settingsPath?: string;
+  /** The settings `key` is one of (default: core's schema). */
+  settings?: SettingDefinitions;
+}
+
+function definition(key: string, settings: SettingDefinitions = settingsSchema) {
+  const def = settings[key];
+  if (!def) throw new Error(`No setting ${key}`);
+  return def;
 }
 
 /**
@@ -14,8 +22,8 @@ export interface SettingOrigins {
  * `"api": "openai-completions" in /home/me/.guppy/settings.json` (the environment variable when
  * the source is not known). A secret's value is never shown.
  */
-export function settingWithValue(key: ConfigKey, value: unknown, origins: SettingOrigins): string {
-  const def = settingsSchema[key] as SettingDefinition<ConfigKey>;
+export function settingWithValue(key: string, value: unknown, origins: SettingOrigins): string {
+  const def = definition(key, origins.settings);
   const source = origins.sources?.[key];
   if (source === "settings") {
     const shown = def.secret ? "(secret)" : maskUrlCredentials(JSON.stringify(value));
@@ -26,7 +34,7 @@ export function settingWithValue(key: ConfigKey, value: unknown, origins: Settin
 }
 
 /** Every place a setting can be given, for a message that asks for one: `GUPPY_BASE_URL (--base-url, "baseUrl" in settings.json)`. */
-export function settingPlaces(key: ConfigKey): string {
-  const def = settingsSchema[key] as SettingDefinition<ConfigKey>;
+export function settingPlaces(key: string, settings?: SettingDefinitions): string {
+  const def = definition(key, settings);
   return `${def.env} (--${kebab(key)}, "${key}" in settings.json)`;
 }

@@ -1,13 +1,10 @@
 import { MAX_BASH_TIMEOUT_SECONDS } from "../tools/bash-timeout.js";
 import {
   booleanValue,
-  hostValue,
   integerValue,
-  listValue,
   modelRefValue,
   oneOf,
   type Parser,
-  stringValue,
   timezoneValue,
   tokenValue,
   urlValue,
@@ -20,15 +17,7 @@ export const MIN_CONTEXT_WINDOW = 4096;
 export const wireApis = ["openai-completions", "anthropic-messages", "openai-responses"] as const;
 export type WireApi = (typeof wireApis)[number];
 
-/** Access policies a chat channel can have (issue: channels). */
-export const accessPolicies = ["pairing", "allowlist", "open", "disabled"] as const;
-export type AccessPolicy = (typeof accessPolicies)[number];
-
-/** When guppy answers in group chats: only when mentioned or replied to, or to every message. */
-export const groupReplyModes = ["mention", "all"] as const;
-export type GroupReplies = (typeof groupReplyModes)[number];
-
-/** Every configurable value, after precedence and validation. */
+/** Every runtime value, after precedence and validation (an app adds its own: LoadConfigOptions.settings). */
 export interface ConfigValues {
   model?: string;
   baseUrl?: string;
@@ -50,37 +39,37 @@ export interface ConfigValues {
   queueDepth: number;
   idleTimeoutSeconds: number;
   shutdownGraceSeconds: number;
-  httpHost: string;
-  httpPort: number;
-  apiToken?: string;
-  telegramBotToken?: string;
-  telegramApiUrl?: string;
-  slackBotToken?: string;
-  slackAppToken?: string;
-  discordBotToken?: string;
-  accessPolicy: AccessPolicy;
-  allowedUsers: string[];
-  telegramAccessPolicy?: AccessPolicy;
-  slackAccessPolicy?: AccessPolicy;
-  discordAccessPolicy?: AccessPolicy;
-  groupReplies: GroupReplies;
-  discordApplicationId?: string;
-  discordPublicKey?: string;
 }
 
 export type ConfigKey = keyof ConfigValues;
 
-export interface SettingDefinition<K extends ConfigKey> {
+/** One setting: its settings.json key (and flag, in kebab case) is the key it has in its table. */
+export interface SettingDefinition<T = unknown> {
   /** Environment variable read for this key. */
   env: string;
-  parse: Parser<NonNullable<ConfigValues[K]>>;
-  default?: ConfigValues[K];
-  /** Masked by `guppy config`. */
+  parse: Parser<T>;
+  default?: T;
+  /** Masked by `guppy config`, never shown in an error, withheld from tool commands. */
   secret?: boolean;
   description: string;
 }
 
-export type SettingsSchema = { [K in ConfigKey]-?: SettingDefinition<K> };
+/** A table of settings by key, such as core's schema or the settings an app adds to it. */
+// biome-ignore lint/suspicious/noExplicitAny: a table holds settings of every value type
+export type SettingDefinitions = Record<string, SettingDefinition<any>>;
+
+type ValueOf<D> = D extends { parse: Parser<infer T> } ? T : never;
+
+/** The values a table of settings gives: a setting with a default always has one. */
+export type SettingValues<S extends SettingDefinitions> = {
+  -readonly [K in keyof S as S[K] extends { default: unknown } ? K : never]: ValueOf<S[K]>;
+} & {
+  -readonly [K in keyof S as S[K] extends { default: unknown } ? never : K]?: ValueOf<S[K]>;
+};
+
+export type SettingsSchema = {
+  [K in ConfigKey]-?: SettingDefinition<NonNullable<ConfigValues[K]>>;
+};
 
 /** The one table of settings: the configuration reference (docs/configuration.md) mirrors it. */
 export const settingsSchema: SettingsSchema = {
@@ -202,98 +191,13 @@ export const settingsSchema: SettingsSchema = {
     description:
       "How long `guppy serve` lets running turns finish on Ctrl+C (SIGINT), SIGTERM or SIGHUP",
   },
-  httpHost: {
-    env: "GUPPY_HTTP_HOST",
-    parse: hostValue,
-    default: "127.0.0.1",
-    description: "Address the HTTP API binds",
-  },
-  httpPort: {
-    env: "GUPPY_HTTP_PORT",
-    parse: integerValue(0, 65_535),
-    default: 7420,
-    description: "Port of the HTTP API",
-  },
-  apiToken: {
-    env: "GUPPY_API_TOKEN",
-    parse: stringValue,
-    secret: true,
-    description:
-      "Bearer token for the HTTP API: at least 16 characters of visible ASCII (generated into <home>/api-token on first start when unset)",
-  },
-  telegramBotToken: {
-    env: "TELEGRAM_BOT_TOKEN",
-    parse: tokenValue,
-    secret: true,
-    description: "Telegram bot token (enables the Telegram channel)",
-  },
-  telegramApiUrl: {
-    env: "GUPPY_TELEGRAM_API_URL",
-    parse: urlValue,
-    description: "Telegram Bot API root (self-hosted Bot API server or an emulator)",
-  },
-  slackBotToken: {
-    env: "SLACK_BOT_TOKEN",
-    parse: tokenValue,
-    secret: true,
-    description: "Slack bot token (xoxb-...)",
-  },
-  slackAppToken: {
-    env: "SLACK_APP_TOKEN",
-    parse: tokenValue,
-    secret: true,
-    description: "Slack app-level token for Socket Mode (xapp-...)",
-  },
-  discordBotToken: {
-    env: "DISCORD_BOT_TOKEN",
-    parse: tokenValue,
-    secret: true,
-    description: "Discord bot token",
-  },
-  accessPolicy: {
-    env: "GUPPY_ACCESS_POLICY",
-    parse: oneOf(accessPolicies),
-    default: "pairing",
-    description: "Who may talk to guppy on chat channels",
-  },
-  allowedUsers: {
-    env: "GUPPY_ALLOWED_USERS",
-    parse: listValue(),
-    default: [],
-    description: "User ids admitted by the allowlist policy (comma-separated)",
-  },
-  telegramAccessPolicy: {
-    env: "GUPPY_TELEGRAM_ACCESS_POLICY",
-    parse: oneOf(accessPolicies),
-    description: "Access policy of the Telegram channel (default: GUPPY_ACCESS_POLICY)",
-  },
-  slackAccessPolicy: {
-    env: "GUPPY_SLACK_ACCESS_POLICY",
-    parse: oneOf(accessPolicies),
-    description: "Access policy of the Slack channel (default: GUPPY_ACCESS_POLICY)",
-  },
-  discordAccessPolicy: {
-    env: "GUPPY_DISCORD_ACCESS_POLICY",
-    parse: oneOf(accessPolicies),
-    description: "Access policy of the Discord channel (default: GUPPY_ACCESS_POLICY)",
-  },
-  groupReplies: {
-    env: "GUPPY_GROUP_REPLIES",
-    parse: oneOf(groupReplyModes),
-    default: "mention",
-    description:
-      "In group chats answer only when mentioned or replied to (mention), or always (all)",
-  },
-  discordApplicationId: {
-    env: "DISCORD_APPLICATION_ID",
-    parse: stringValue,
-    description: "Discord application id (Developer Portal, General Information)",
-  },
-  discordPublicKey: {
-    env: "DISCORD_PUBLIC_KEY",
-    parse: stringValue,
-    description: "Discord application public key (Developer Portal, General Information)",
-  },
 };
 
 export const configKeys = Object.keys(settingsSchema) as ConfigKey[];
+
+/** The environment variables of the settings marked secret. */
+export function secretEnvNames(settings: SettingDefinitions): string[] {
+  return Object.values(settings)
+    .filter((def) => def.secret)
+    .map((def) => def.env);
+}

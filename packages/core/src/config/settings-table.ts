@@ -1,14 +1,13 @@
 import { kebab } from "./load-config.js";
-import { type ConfigKey, type SettingDefinition, settingsSchema } from "./settings-schema.js";
+import { type SettingDefinitions, settingsSchema } from "./settings-schema.js";
 
 /**
- * The settings table of docs/configuration.md, one row per setting of the schema, its columns
- * padded to line up (as a Markdown formatter leaves them). `node scripts/config-table.mjs` prints
- * it; a test checks that the document holds exactly this.
+ * The settings table of docs/configuration.md, one row per setting (core's schema, or with an
+ * app's: withAppSettings), its columns padded to line up (as a Markdown formatter leaves them).
+ * `node scripts/config-table.mjs` prints it; a test checks that the document holds exactly this.
  */
-export function settingsTable(): string {
-  const rows = Object.entries(settingsSchema).map(([key, setting]) => {
-    const def = setting as SettingDefinition<ConfigKey>;
+export function settingsTable(settings: SettingDefinitions = settingsSchema): string {
+  const rows = Object.entries(settings).map(([key, def]) => {
     const d = def.default;
     const shown =
       d === undefined ? "—" : Array.isArray(d) ? (d.length ? d.join(",") : "(empty)") : String(d);

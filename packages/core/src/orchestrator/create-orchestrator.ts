@@ -152,6 +152,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       links.set(link.adapterId, link);
     },
 
+    threadHandle: (threadId) => host.linkHandle(threadId),
+
     async reset(threadId, messageId): Promise<ResetResult> {
       const held = options.heldElsewhere?.(threadId);
       if (held !== undefined) throw new ThreadHeldError(held);

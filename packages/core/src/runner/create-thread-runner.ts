@@ -1,6 +1,7 @@
 import { platform, release } from "node:os";
 import type { StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
+import { secretEnvNames } from "../config/settings-schema.js";
 import type { Logger } from "../logging/logger.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
@@ -30,7 +31,11 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
   const workspaceDir = store.workspaceDir(threadId);
   const sandbox =
-    options.sandbox ?? createSandbox({ type: "host" }, { modelProvider: resolved.model.provider });
+    options.sandbox ??
+    createSandbox(
+      { type: "host" },
+      { modelProvider: resolved.model.provider, secretEnv: secretEnvNames(config.settings) },
+    );
   const tools = createCoreTools({
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),

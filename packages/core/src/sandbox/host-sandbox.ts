@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { findEnvKeys, getProviders } from "@mariozechner/pi-ai";
-import { settingsSchema } from "../config/settings-schema.js";
+import { secretEnvNames, settingsSchema } from "../config/settings-schema.js";
 import { envKeyName } from "../model/resolve-model.js";
 import {
   createOutputCapture,
@@ -30,6 +30,7 @@ export function execOnHost(
   command: string,
   options: ExecOptions,
   modelProvider: string | undefined,
+  secretEnv?: readonly string[],
 ): Promise<ExecResult> {
   const { timeoutMs } = options;
   if (!(timeoutMs >= 1 && timeoutMs <= MAX_EXEC_TIMEOUT_MS)) {
@@ -52,7 +53,7 @@ export function execOnHost(
     const child = spawn(shell, ["-c", command], {
       cwd: options.cwd,
       env: {
-        ...toolEnv(options.env ?? process.env, modelProvider),
+        ...toolEnv(options.env ?? process.env, modelProvider, secretEnv),
         GUPPY_EXEC_TAG: tag.slice("GUPPY_EXEC_TAG=".length),
       },
       detached: true,
@@ -132,9 +133,7 @@ export function execOnHost(
 }
 
 /** The variables of the settings marked secret: GUPPY_API_KEY, GUPPY_API_TOKEN, the bot tokens. */
-const secretSettingVars: readonly string[] = Object.values(settingsSchema)
-  .filter((def) => def.secret)
-  .map((def) => def.env);
+const secretSettingVars: readonly string[] = secretEnvNames(settingsSchema);
 
 /**
  * General-purpose tokens that pi-ai also reads as a provider's key (GH_TOKEN and GITHUB_TOKEN
@@ -150,8 +149,11 @@ const sharedTokens = new Set(["GH_TOKEN", "GITHUB_TOKEN", "HF_TOKEN"]);
  * knows which (findEnvKeys looks in process.env) — plus the key variable guppy reads for the
  * model's provider on a custom endpoint (OLLAMA_API_KEY, ...).
  */
-export function withheldEnvNames(modelProvider?: string): Set<string> {
-  const names = new Set(secretSettingVars);
+export function withheldEnvNames(
+  modelProvider?: string,
+  secretEnv: readonly string[] = [],
+): Set<string> {
+  const names = new Set([...secretSettingVars, ...secretEnv]);
   for (const provider of getProviders()) {
     for (const name of findEnvKeys(provider) ?? []) {
       if (!sharedTokens.has(name) || provider === modelProvider) names.add(name);
@@ -162,8 +164,12 @@ export function withheldEnvNames(modelProvider?: string): Set<string> {
 }
 
 /** `env` without the variables withheldEnvNames names. */
-export function toolEnv(env: NodeJS.ProcessEnv, modelProvider?: string): NodeJS.ProcessEnv {
-  const withheld = withheldEnvNames(modelProvider);
+export function toolEnv(
+  env: NodeJS.ProcessEnv,
+  modelProvider?: string,
+  secretEnv?: readonly string[],
+): NodeJS.ProcessEnv {
+  const withheld = withheldEnvNames(modelProvider, secretEnv);
   const kept: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(env)) if (!withheld.has(name)) kept[name] = value;
   return kept;

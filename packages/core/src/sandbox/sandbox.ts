@@ -5,6 +5,15 @@ import { execOnHost } from "./host-sandbox.js";
 /** A kind of sandbox and its settings: a new kind is one member here and one case below. */
 export type SandboxConfig = { type: "host" };
 
+/**
+ * What the sandbox withholds from commands: the keys of the model's provider (even general ones
+ * such as GITHUB_TOKEN) and the variables of the app's secret settings (a bot token).
+ */
+export interface HostSandboxOptions {
+  modelProvider?: string;
+  secretEnv?: readonly string[];
+}
+
 /** Where and how the tools' commands run, and how host paths look from there. */
 export interface Sandbox {
   readonly kind: SandboxConfig["type"];
@@ -20,22 +29,20 @@ export interface Sandbox {
  * The sandbox `config` names. Commands get guppy's environment minus the secrets guppy consumes;
  * `modelProvider` (the thread model's provider) also withholds its key variables.
  */
-export function createSandbox(
-  config: SandboxConfig,
-  options: { modelProvider?: string } = {},
-): Sandbox {
+export function createSandbox(config: SandboxConfig, options: HostSandboxOptions = {}): Sandbox {
   switch (config.type) {
     case "host":
       return {
         kind: "host",
-        exec: (command, execOptions) => execOnHost(command, execOptions, options.modelProvider),
+        exec: (command, execOptions) =>
+          execOnHost(command, execOptions, options.modelProvider, options.secretEnv),
         toAgentPath: identityPath,
       };
   }
 }
 
 /** A host sandbox: `createSandbox({ type: "host" }, options)`. */
-export function createHostSandbox(options: { modelProvider?: string } = {}): Sandbox {
+export function createHostSandbox(options: HostSandboxOptions = {}): Sandbox {
   return createSandbox({ type: "host" }, options);
 }
 

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { settingsSchema } from "../../src/config/settings-schema.js";
-import { settingsTable } from "../../src/config/settings-table.js";
 
+// The whole settings table, core's settings and the app's, is checked by guppy's docs-in-sync test.
 describe("docs/configuration.md", () => {
   const doc = readFileSync(new URL("../../../../docs/configuration.md", import.meta.url), "utf8");
   it.each(Object.entries(settingsSchema))(
@@ -12,10 +12,4 @@ describe("docs/configuration.md", () => {
       expect(doc).toContain(`\`${key}\``);
     },
   );
-
-  it("holds the settings table the schema gives (after a build: node scripts/config-table.mjs --write)", () => {
-    const block = /<!-- settings-table:[^\n]*-->\n([\s\S]*?)\n<!-- \/settings-table -->/.exec(doc);
-    expect(block, "the <!-- settings-table --> markers").not.toBeNull();
-    expect(block?.[1]).toBe(settingsTable());
-  });
 });

@@ -3,7 +3,25 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config-error.js";
-import { describeConfig, loadConfig, resolveHome } from "../../src/config/load-config.js";
+import {
+  describeConfig,
+  type LoadConfigOptions,
+  loadConfig as loadCoreConfig,
+  resolveHome,
+} from "../../src/config/load-config.js";
+import { listValue, stringValue, tokenValue, urlValue } from "../../src/config/setting-parsers.js";
+
+/** Settings an app adds (guppy's chat channels and HTTP API have these), read like core's. */
+const app = {
+  apiToken: { env: "GUPPY_API_TOKEN", parse: stringValue, secret: true, description: "token" },
+  telegramBotToken: { env: "TELEGRAM_BOT_TOKEN", parse: tokenValue, secret: true, description: "" },
+  telegramApiUrl: { env: "GUPPY_TELEGRAM_API_URL", parse: urlValue, description: "" },
+  slackBotToken: { env: "SLACK_BOT_TOKEN", parse: tokenValue, secret: true, description: "" },
+  discordBotToken: { env: "DISCORD_BOT_TOKEN", parse: tokenValue, secret: true, description: "" },
+  allowedUsers: { env: "GUPPY_ALLOWED_USERS", parse: listValue(), default: [], description: "" },
+};
+const loadConfig = (options: LoadConfigOptions = {}) =>
+  loadCoreConfig({ ...options, settings: app });
 
 describe("loadConfig", () => {
   let home: string;
@@ -231,6 +249,31 @@ describe("loadConfig", () => {
     );
     settings('{"baseUrl": "https://proxy.example/v1"}');
     expect(loadConfig({ env: { GUPPY_HOME: home } }).baseUrl).toBe("https://proxy.example/v1");
+  });
+
+  it("reads an app's settings like core's, and refuses one that core has already", () => {
+    const c = loadConfig({
+      env: { GUPPY_HOME: home, TELEGRAM_BOT_TOKEN: "123456:AAHsecretsecretsecret" },
+      flags: { allowedUsers: "7,8" },
+    });
+    expect(c.telegramBotToken).toBe("123456:AAHsecretsecretsecret");
+    expect(c.allowedUsers).toEqual(["7", "8"]);
+    expect(c.sources).toMatchObject({ telegramBotToken: "env", allowedUsers: "flag" });
+    const row = describeConfig(c).find((r) => r.key === "telegramBotToken");
+    expect(row).toEqual({
+      key: "telegramBotToken",
+      env: "TELEGRAM_BOT_TOKEN",
+      value: "123…et (masked)",
+      source: "env",
+    });
+    settings('{"telegramBotTokne": "x"}');
+    expect(loadConfig({ env: { GUPPY_HOME: home } }).warnings[0]).toContain(
+      '(did you mean "telegramBotToken"?)',
+    );
+    const twice = { model: { env: "APP_MODEL", parse: stringValue, description: "" } };
+    expect(() => loadCoreConfig({ env: { GUPPY_HOME: home }, settings: twice })).toThrow(
+      "The setting model (APP_MODEL) is one of core's or the app's already",
+    );
   });
 
   it("masks secrets in the printed configuration", () => {

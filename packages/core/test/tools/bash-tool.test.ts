@@ -4,7 +4,7 @@ import { validateToolArguments } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { settingsSchema } from "../../src/config/settings-schema.js";
 import type { ExecOptions } from "../../src/sandbox/exec.js";
-import { createSandbox } from "../../src/sandbox/sandbox.js";
+import { createHostSandbox, createSandbox } from "../../src/sandbox/sandbox.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../../src/tools/bash-timeout.js";
 import { createBashTool } from "../../src/tools/bash-tool.js";
 import { fakeFullDisk } from "../helpers/full-disk.js";
@@ -296,5 +296,18 @@ describe("bash tool", () => {
     const plain = await env();
     for (const value of secrets.values()) expect(plain).not.toContain(value);
     expect(plain).toContain("GUPPY_TEST_UNRELATED=still-here");
+  });
+
+  it("runs commands without the app's secret settings it names (a bot token)", async () => {
+    vi.stubEnv("APP_BOT_TOKEN", "app-secret-value");
+    vi.stubEnv("APP_PLAIN", "app-plain-value");
+    const shown = resultText(
+      await createBashTool({
+        ...fx.ctx,
+        sandbox: createHostSandbox({ secretEnv: ["APP_BOT_TOKEN"] }),
+      }).execute("1", { command: "env" }),
+    );
+    expect(shown).not.toContain("app-secret-value");
+    expect(shown).toContain("APP_PLAIN=app-plain-value");
   });
 });

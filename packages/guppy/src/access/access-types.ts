@@ -1,4 +1,10 @@
-import type { AccessPolicy } from "@guppy/core";
+/** Who may talk to guppy on a chat channel (docs/channels.md, Access control). */
+export const accessPolicies = ["pairing", "allowlist", "open", "disabled"] as const;
+export type AccessPolicy = (typeof accessPolicies)[number];
+
+/** When guppy answers in group chats: only when mentioned or replied to, or to every message. */
+export const groupReplyModes = ["mention", "all"] as const;
+export type GroupReplies = (typeof groupReplyModes)[number];
 
 /** A chat user as the access layer sees it: platform user id plus a display name for logs. */
 export interface ChatUser {

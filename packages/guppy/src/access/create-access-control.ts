@@ -1,5 +1,5 @@
+import { randomInt } from "node:crypto";
 import type { Logger } from "@guppy/core";
-import { generateCode, normalizeCode } from "./access-codes.js";
 import type { AccessStore } from "./access-store.js";
 import type {
   AccessDecision,
@@ -198,4 +198,19 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       return code;
     },
   };
+}
+
+/** Letters and digits that cannot be confused with each other when read aloud or typed. */
+const ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+/** A short random code (pairing requests and invites): `length` characters from ALPHABET. */
+function generateCode(length = 8): string {
+  let code = "";
+  for (let i = 0; i < length; i++) code += ALPHABET[randomInt(ALPHABET.length)];
+  return code;
+}
+
+/** Codes are compared case-insensitively and without surrounding spaces or dashes. */
+function normalizeCode(code: string): string {
+  return code.trim().replace(/[-\s]/g, "").toUpperCase();
 }

@@ -1,4 +1,5 @@
 import { isConfigError, type LoadConfigOptions, loadConfig } from "@guppy/core";
+import { guppySettings } from "../channels/registry.js";
 
 /** What `reportError` reads of the parsed arguments (the CLI's `CliArgs` has them). */
 interface DebugFlags {
@@ -38,7 +39,8 @@ export function reportError(error: unknown, args?: DebugFlags): number {
  */
 function debugOn(args: DebugFlags | undefined): boolean {
   try {
-    return loadConfig({ flags: args?.configFlags, home: args?.home }).debug;
+    return loadConfig({ flags: args?.configFlags, home: args?.home, settings: guppySettings })
+      .debug;
   } catch {
     return false;
   }

@@ -1,4 +1,5 @@
 import { wireApis } from "@guppy/core";
+import { accessChannels } from "../channels/registry.js";
 
 export const helpText = `guppy — a small, self-hosted personal AI agent
 
@@ -9,7 +10,7 @@ Usage:
   guppy init                        create GUPPY_HOME with settings.json, memory, identity and skills files
   guppy skills [--thread A:C:T]     list the skills a thread sees and where each comes from
   guppy serve                       run the gateway: HTTP API (127.0.0.1:7420) and configured channels
-  guppy pairing list <channel>      pending pairing requests (telegram, slack, discord)
+  guppy pairing list <channel>      pending pairing requests (${accessChannels.join(", ")})
   guppy pairing approve <channel> <code>   admit the user who was given that pairing code
   guppy invite create <channel>     a one-time code a user redeems with /start <code>
   guppy --version | --help

@@ -1,12 +1,16 @@
 import { parseArgs } from "node:util";
-import { booleanValue, type ConfigKey, configKeys, kebab, settingsSchema } from "@guppy/core";
+import { booleanValue, kebab } from "@guppy/core";
+import { allSettings } from "../channels/registry.js";
 import { UsageError } from "./cli-error.js";
+
+/** Every setting's key, core's and guppy's (channels/registry.ts). */
+const configKeys = Object.keys(allSettings);
 
 export interface CliArgs {
   command: string | undefined;
   positionals: string[];
   /** Config keys given as flags (--model, --max-tokens, ...). */
-  configFlags: Partial<Record<ConfigKey, string | boolean>>;
+  configFlags: Partial<Record<string, string | boolean>>;
   home?: string;
   session?: string;
   /** A thread id `adapter:channel:thread` (guppy skills). */
@@ -19,10 +23,8 @@ export interface CliArgs {
 type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
 
 /** Boolean settings by flag name (`skills-inline` → skillsInline). */
-const booleanFlags = new Map<string, ConfigKey>(
-  configKeys
-    .filter((k) => typeof settingsSchema[k].default === "boolean")
-    .map((k) => [kebab(k), k]),
+const booleanFlags = new Map<string, string>(
+  configKeys.filter((k) => typeof allSettings[k]?.default === "boolean").map((k) => [kebab(k), k]),
 );
 
 /**
@@ -51,7 +53,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     throw new UsageError(`${(error as Error).message.split("\n")[0]} (see guppy --help)`);
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
-  const configFlags: Partial<Record<ConfigKey, string | boolean>> = { ...booleans };
+  const configFlags: Partial<Record<string, string | boolean>> = { ...booleans };
   for (const key of configKeys) {
     const v = values[kebab(key)];
     if (v !== undefined) configFlags[key] = v;
@@ -79,7 +81,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
 function takeBooleanFlags(
   argv: string[],
   options: Options,
-): { rest: string[]; booleans: Partial<Record<ConfigKey, string | boolean>> } {
+): { rest: string[]; booleans: Partial<Record<string, string | boolean>> } {
   const all: Options = { ...options };
   for (const name of booleanFlags.keys()) {
     all[name] = { type: "boolean" };
@@ -93,7 +95,7 @@ function takeBooleanFlags(
     tokens: true,
   });
   const taken = new Set<number>();
-  const booleans: Partial<Record<ConfigKey, string | boolean>> = {};
+  const booleans: Partial<Record<string, string | boolean>> = {};
   for (const [i, token] of tokens.entries()) {
     if (token.kind !== "option") continue;
     const negated = token.name.startsWith("no-");

@@ -1,19 +1,20 @@
 import { silentLogger } from "@guppy/core";
+import { channelAccessSettings } from "../access/access-settings.js";
 import { createAccessStore, isChannelName } from "../access/access-store.js";
-import { channelAccessSettings } from "../access/channel-access-settings.js";
 import { createAccessControl } from "../access/create-access-control.js";
+import { accessChannels } from "../channels/registry.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
-const CHANNELS = ["telegram", "slack", "discord"];
-
 function channelArg(value: string | undefined, usage: string): string {
   if (!value) throw new UsageError(`missing <channel> (usage: ${usage})`);
   const channel = value.toLowerCase();
-  if (!isChannelName(channel) || !CHANNELS.includes(channel)) {
-    throw new UsageError(`unknown channel "${value}": expected one of ${CHANNELS.join(", ")}`);
+  if (!isChannelName(channel) || !accessChannels.includes(channel)) {
+    throw new UsageError(
+      `unknown channel "${value}": expected one of ${accessChannels.join(", ")}`,
+    );
   }
   return channel;
 }

@@ -1,4 +1,5 @@
-import { type GuppyConfig, loadConfig } from "@guppy/core";
+import { loadConfig } from "@guppy/core";
+import { type AppConfig, guppySettings } from "../channels/registry.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { checkHome } from "./check-home.js";
 
@@ -6,8 +7,8 @@ import { checkHome } from "./check-home.js";
  * Loads the configuration for a command (flags > env > settings.json > defaults), refuses a data
  * directory that is a file and prints the configuration's warnings.
  */
-export function loadCliConfig(args: CliArgs): GuppyConfig {
-  const config = loadConfig({ flags: args.configFlags, home: args.home });
+export function loadCliConfig(args: CliArgs): AppConfig {
+  const config = loadConfig({ flags: args.configFlags, home: args.home, settings: guppySettings });
   checkHome(config.home, args);
   for (const warning of config.warnings) process.stderr.write(`guppy: warning: ${warning}\n`);
   return config;

@@ -3,19 +3,17 @@ import {
   createOrchestrator,
   createStore,
   createThreadRunner,
-  type GuppyConfig,
   killLeftoverTrees,
   killRunningTrees,
   RUNNING_TOOLS_FILE,
   recordRunningTrees,
   resolveModel,
 } from "@guppy/core";
-import { channelThreadHandle } from "../channels/bridge/channel-links.js";
+import { type AppConfig, loadEnabledChannels } from "../channels/registry.js";
 import { ExitCode } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
-import { loadConfiguredChannels } from "../gateway/configured-channels.js";
 import type { GatewayChannel, GatewayContext } from "../gateway/gateway-channel.js";
 import { createGatewayLogger } from "../gateway/gateway-logger.js";
 import { removeGatewayFile, writeGatewayFile } from "../http/gateway-file.js";
@@ -23,10 +21,10 @@ import { heldByChat } from "./chat-session-lock.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 /**
- * `guppy serve`: the long-running gateway. Starts the orchestrator, every configured channel
- * (configured-channels.ts) and replays the durable inbox; on SIGINT/SIGTERM/SIGHUP stops accepting,
- * lets running turns finish for GUPPY_SHUTDOWN_GRACE_SECONDS, aborts what is left (context
- * saved) and exits 0.
+ * `guppy serve`: the long-running gateway. Starts the orchestrator, every channel the
+ * configuration turns on (channels/registry.ts) and replays the durable inbox; on
+ * SIGINT/SIGTERM/SIGHUP stops accepting, lets running turns finish for
+ * GUPPY_SHUTDOWN_GRACE_SECONDS, aborts what is left (context saved) and exits 0.
  */
 export async function serveCommand(args: CliArgs): Promise<number> {
   rejectExtraArguments(args, "guppy serve");
@@ -66,7 +64,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         resolved,
         store,
         logger,
-        threadHandle: () => channelThreadHandle(threadId),
+        threadHandle: () => orchestrator.threadHandle(threadId),
       }),
   });
   orchestrator.subscribe(gw.event);
@@ -83,7 +81,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     }),
   );
 
-  const context: GatewayContext = {
+  const context: GatewayContext<AppConfig> = {
     orchestrator,
     config,
     store,
@@ -101,9 +99,9 @@ export async function serveCommand(args: CliArgs): Promise<number> {
       }
     },
   };
-  const channels: GatewayChannel[] = [];
+  const channels: GatewayChannel<AppConfig>[] = [];
   try {
-    for (const channel of await loadConfiguredChannels(config)) {
+    for (const channel of await loadEnabledChannels(config)) {
       await channel.start(context);
       channels.push(channel);
     }
@@ -137,8 +135,8 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 async function shutdown(
   signal: NodeJS.Signals,
-  config: GuppyConfig,
-  channels: GatewayChannel[],
+  config: AppConfig,
+  channels: GatewayChannel<AppConfig>[],
   orchestrator: ReturnType<typeof createOrchestrator>,
   gw: ReturnType<typeof createGatewayLogger>,
 ): Promise<number> {

@@ -10,6 +10,9 @@ export const MIN_API_TOKEN_LENGTH = 16;
 
 const TOKEN_RULE = `an API token is at least ${MIN_API_TOKEN_LENGTH} characters of visible ASCII (letters, digits, punctuation; no spaces)`;
 
+/** The settings of the HTTP API (channels/http/descriptor.ts). */
+export type HttpConfig = GuppyConfig & { httpHost: string; httpPort: number; apiToken?: string };
+
 export interface ApiToken {
   token: string;
   source: "env" | "file" | "generated";
@@ -41,7 +44,7 @@ export function apiTokenProblem(token: string): string | undefined {
 }
 
 /** Where a configured token was set, as the user wrote it. */
-function configOrigin(config: GuppyConfig): string {
+function configOrigin(config: HttpConfig): string {
   switch (config.sources.apiToken) {
     case "flag":
       return "--api-token";
@@ -58,7 +61,7 @@ function configOrigin(config: GuppyConfig): string {
  * that breaks the rule (`apiTokenProblem`) stops the start with a one-line error naming where it
  * came from; the file is never replaced. A non-loopback host without any token is refused.
  */
-export function resolveApiToken(config: GuppyConfig): ApiToken {
+export function resolveApiToken(config: HttpConfig): ApiToken {
   if (config.apiToken) {
     const origin = configOrigin(config);
     const problem = apiTokenProblem(config.apiToken);

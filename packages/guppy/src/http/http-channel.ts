@@ -1,7 +1,7 @@
 import { MessageChannel, Worker } from "node:worker_threads";
 import type { Logger } from "@guppy/core";
 import type { GatewayChannel, GatewayContext } from "../gateway/gateway-channel.js";
-import { resolveApiToken } from "./api-token.js";
+import { type HttpConfig, resolveApiToken } from "./api-token.js";
 import { serveBackend } from "./backend-rpc.js";
 import { localUrl } from "./gateway-file.js";
 import { createLocalBackend, type HttpBackend } from "./http-backend.js";
@@ -23,13 +23,13 @@ export function createHttpChannel(
     /** The worker's module (tests: a stand-in); default http-worker.js beside this file. */
     workerUrl?: URL;
   } = {},
-): GatewayChannel {
+): GatewayChannel<HttpConfig> {
   const workerUrl = options.workerUrl ?? new URL("./http-worker.js", import.meta.url);
   let current: RunningWorker | undefined;
   let stopping = false;
   return {
     name: "http",
-    async start(context: GatewayContext) {
+    async start(context: GatewayContext<HttpConfig>) {
       const { config, orchestrator, store, logger } = context;
       const say = context.say ?? ((text: string) => logger.info(text));
       const token = resolveApiToken(config);

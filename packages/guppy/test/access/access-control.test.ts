@@ -1,9 +1,10 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type AccessPolicy, ConfigError, type Logger, silentLogger } from "@guppy/core";
+import { ConfigError, type Logger, silentLogger } from "@guppy/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createAccessStore } from "../../src/access/access-store.js";
+import type { AccessPolicy } from "../../src/access/access-types.js";
 import { createAccessControl, PAIRING_TTL_MS } from "../../src/access/create-access-control.js";
 
 let home: string;

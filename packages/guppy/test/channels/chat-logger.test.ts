@@ -2,6 +2,7 @@ import type { Logger } from "@guppy/core";
 import { loadConfig } from "@guppy/core";
 import { describe, expect, it } from "vitest";
 import { secretValues, toChatLogger } from "../../src/channels/bridge/chat-logger.js";
+import { guppySettings } from "../../src/channels/registry.js";
 
 /** A logger that keeps what it was given. */
 function recordingLogger() {
@@ -59,6 +60,7 @@ describe("the chat SDK's logger on guppy's", () => {
     const token = "123456:AAH-secret-bot-token";
     const config = loadConfig({
       env: { GUPPY_HOME: "/tmp/guppy-never-created", TELEGRAM_BOT_TOKEN: token },
+      settings: guppySettings,
     });
     expect(secretValues(config)).toEqual([token]);
     const { logger, lines } = recordingLogger();

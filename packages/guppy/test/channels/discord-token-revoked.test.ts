@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { Logger } from "@guppy/core";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDiscordChannel } from "../../src/channels/discord/create-discord-channel.js";
+import { discord } from "../../src/channels/discord/descriptor.js";
 import { type MockLlm, startMockLlm } from "../helpers/mock-llm.js";
 import { startRuntime } from "./helpers/start-runtime.js";
 
@@ -64,7 +65,7 @@ describe("Discord: a bot token revoked after the start", () => {
       warn: (message) => errors.push(`warn: ${message}`),
       error: (message) => errors.push(message),
     };
-    const channel = createDiscordChannel();
+    const channel = createDiscordChannel(discord);
     try {
       await channel.start({ ...runtime.context, logger });
       await vi.waitFor(() => expect(errors).toHaveLength(1));

@@ -7,11 +7,11 @@ import type { Adapter, AdapterPostableMessage, MessageData } from "chat";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAccessStore } from "../../src/access/access-store.js";
 import { createAccessControl } from "../../src/access/create-access-control.js";
+import { splitMessage } from "../../src/channels/bridge/split-message.js";
 import {
   type RunningChatChannel,
   startChatChannel,
 } from "../../src/channels/bridge/start-chat-channel.js";
-import { splitMessage } from "../../src/channels/format/split-message.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
 

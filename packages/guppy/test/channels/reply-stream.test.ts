@@ -5,7 +5,7 @@ import {
   withRateLimitRetry,
 } from "../../src/channels/bridge/rate-limit-retry.js";
 import { createReplyStream, type ReplyTarget } from "../../src/channels/bridge/reply-stream.js";
-import { splitMessage } from "../../src/channels/format/split-message.js";
+import { splitMessage } from "../../src/channels/bridge/split-message.js";
 
 /** Errors shaped as the Chat SDK adapters throw them (@chat-adapter/shared). */
 const adapterError = (name: string, message: string, fields: Record<string, unknown> = {}) =>

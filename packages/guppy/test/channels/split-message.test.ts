@@ -7,7 +7,7 @@ import {
   reopenAt,
   splitMessage,
   splitMessageParts,
-} from "../../src/channels/format/split-message.js";
+} from "../../src/channels/bridge/split-message.js";
 import { renderTelegramMarkdown } from "../../src/channels/telegram/telegram-format.js";
 
 const unbalanced = endsInsideCodeBlock;

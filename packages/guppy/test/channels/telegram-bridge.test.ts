@@ -13,7 +13,11 @@ import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { createLineLogger } from "@guppy/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createTelegramChannel } from "../../src/channels/telegram/create-telegram-channel.js";
+import {
+  createTelegramChannel,
+  type TelegramConfig,
+} from "../../src/channels/telegram/create-telegram-channel.js";
+import { telegram } from "../../src/channels/telegram/descriptor.js";
 import type { GatewayChannel } from "../../src/gateway/gateway-channel.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { type FakeBotApi, startFakeBotApi } from "./helpers/fake-bot-api.js";
@@ -56,7 +60,7 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
   let llm: MockLlm;
   let api: FakeBotApi;
   let runtime: TestRuntime;
-  let channel: GatewayChannel;
+  let channel: GatewayChannel<TelegramConfig>;
 
   beforeAll(async () => {
     llm = await startMockLlm((request) => script(request));
@@ -88,7 +92,7 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     });
     logged = [];
     const logger = createLineLogger({ level: "warn", write: (line) => logged.push(line) });
-    channel = createTelegramChannel({ editIntervalMs: 50, pollTimeoutSeconds: 1 });
+    channel = createTelegramChannel(telegram, { editIntervalMs: 50, pollTimeoutSeconds: 1 });
     await channel.start({ ...runtime.context, logger });
   }
 
@@ -104,7 +108,10 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       GUPPY_ACCESS_POLICY: "open",
     };
     const nextRuntime = await startRuntime(llm, env, home);
-    const nextChannel = createTelegramChannel({ editIntervalMs: 50, pollTimeoutSeconds: 1 });
+    const nextChannel = createTelegramChannel(telegram, {
+      editIntervalMs: 50,
+      pollTimeoutSeconds: 1,
+    });
     extra.push(async () => {
       await nextRuntime.orchestrator.shutdown(0);
       await nextChannel.stop();

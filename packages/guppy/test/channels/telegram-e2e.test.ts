@@ -2,7 +2,11 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createTelegramChannel } from "../../src/channels/telegram/create-telegram-channel.js";
+import {
+  createTelegramChannel,
+  type TelegramConfig,
+} from "../../src/channels/telegram/create-telegram-channel.js";
+import { telegram } from "../../src/channels/telegram/descriptor.js";
 import type { GatewayChannel } from "../../src/gateway/gateway-channel.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
@@ -80,7 +84,7 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
   let llm: MockLlm;
   let tg: TelegramEmulator;
   let runtime: TestRuntime;
-  let channel: GatewayChannel;
+  let channel: GatewayChannel<TelegramConfig>;
 
   beforeAll(async () => {
     llm = await startMockLlm((request) => script(request));
@@ -101,7 +105,7 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
       GUPPY_TELEGRAM_API_URL: tg.apiUrl,
       ...env,
     });
-    channel = createTelegramChannel({ editIntervalMs: 100, pollTimeoutSeconds: 2 });
+    channel = createTelegramChannel(telegram, { editIntervalMs: 100, pollTimeoutSeconds: 2 });
     await channel.start(runtime.context);
   }
 

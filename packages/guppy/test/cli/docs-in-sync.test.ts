@@ -1,8 +1,9 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { wireApis } from "@guppy/core";
+import { settingsTable, wireApis } from "@guppy/core";
 import { describe, expect, it } from "vitest";
 import { createAccessStore } from "../../src/access/access-store.js";
+import { allSettings } from "../../src/channels/registry.js";
 import { helpText } from "../../src/cli/help-text.js";
 
 const read = (path: string) =>
@@ -21,6 +22,13 @@ describe("README, docs and --help", () => {
     const dir = basename(createAccessStore("/guppy-home").dir);
     const layout = readme.slice(readme.indexOf("## Where your data lives"));
     expect(layout).toMatch(new RegExp(`── ${dir}/ `));
+  });
+
+  it("docs/configuration.md holds the settings table of core's and guppy's settings (after a build: node scripts/config-table.mjs --write)", () => {
+    const doc = read("docs/configuration.md");
+    const block = /<!-- settings-table:[^\n]*-->\n([\s\S]*?)\n<!-- \/settings-table -->/.exec(doc);
+    expect(block, "the <!-- settings-table --> markers").not.toBeNull();
+    expect(block?.[1]).toBe(settingsTable(allSettings));
   });
 
   it("--help and docs/configuration.md name every protocol GUPPY_API accepts", () => {

@@ -1,5 +1,6 @@
 import { loadConfig } from "@guppy/core";
 import { describe, expect, it } from "vitest";
+import { guppySettings } from "../../src/channels/registry.js";
 import { UsageError } from "../../src/cli/cli-error.js";
 import { parseCliArgs } from "../../src/cli/parse-cli-args.js";
 
@@ -10,6 +11,7 @@ function effective(argv: string[]) {
     flags: args.configFlags,
     home: "/nonexistent/guppy-home",
     env: { GUPPY_DEBUG: "1", GUPPY_SKILLS_INLINE: "true" },
+    settings: guppySettings,
   });
   return { debug: config.debug, skillsInline: config.skillsInline, sources: config.sources, args };
 }

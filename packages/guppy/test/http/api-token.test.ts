@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isConfigError, loadConfig } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
+import { http } from "../../src/channels/http/descriptor.js";
 import { resolveApiToken } from "../../src/http/api-token.js";
 
 const homes: string[] = [];
@@ -15,7 +16,7 @@ const newHome = () => {
   return home;
 };
 const configOf = (home: string, env: Record<string, string> = {}, flags = {}) =>
-  loadConfig({ env: { GUPPY_HOME: home, ...env }, flags });
+  loadConfig({ env: { GUPPY_HOME: home, ...env }, flags, settings: http.settings });
 
 /** The one-line ConfigError `resolveApiToken` stops with. */
 function refusal(run: () => unknown): string {

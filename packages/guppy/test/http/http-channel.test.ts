@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createOrchestrator, createStore, type Logger, loadConfig } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
+import { http } from "../../src/channels/http/descriptor.js";
 import { createHttpChannel } from "../../src/http/http-channel.js";
 
 const dirs: string[] = [];
@@ -39,6 +40,7 @@ describe("HTTP channel's worker", () => {
     };
     const config = loadConfig({
       env: { GUPPY_HOME: home, GUPPY_API_TOKEN: "a-test-token-of-20-chars", GUPPY_HTTP_PORT: "0" },
+      settings: http.settings,
     });
     const store = createStore({ home });
     const orchestrator = createOrchestrator({

@@ -1,4 +1,4 @@
-import { type GuppyConfig, type Logger, settingsSchema } from "@guppy/core";
+import type { GuppyConfig, Logger } from "@guppy/core";
 import type { Logger as ChatLogger } from "chat";
 
 /** How much of one logged value is kept (a response body, a whole update). */
@@ -10,8 +10,8 @@ const RESERVED = new Set(["level", "time", "msg", "pid", "hostname", "args"]);
 /** The values of the settings marked secret (bot tokens, API keys) that `config` holds. */
 export function secretValues(config: GuppyConfig): string[] {
   const values: string[] = [];
-  for (const [key, def] of Object.entries(settingsSchema)) {
-    const value = config[key as keyof typeof settingsSchema];
+  for (const [key, def] of Object.entries(config.settings)) {
+    const value = (config as unknown as Record<string, unknown>)[key];
     if (def.secret && typeof value === "string" && value !== "") values.push(value);
   }
   return values;

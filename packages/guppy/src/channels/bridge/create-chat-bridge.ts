@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import {
   type ChannelLink,
-  type GroupReplies,
   type Logger,
   type Orchestrator,
   type PromptContent,
@@ -9,10 +8,9 @@ import {
   type Store,
 } from "@guppy/core";
 import { ATTACHMENTS_DIR } from "@guppy/core/thread-layout";
-import type { Chat, Message, Thread } from "chat";
-import type { ChatUser } from "../../access/access-types.js";
+import type { Chat, Message, SlashCommandEvent, Thread } from "chat";
+import type { ChatUser, GroupReplies } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
-import { registerChannelLink } from "./channel-links.js";
 import {
   helpText,
   type ParsedCommand,
@@ -27,8 +25,6 @@ import {
 } from "./chat-thread-handle.js";
 import { planAttachmentDownloads } from "./download-attachments.js";
 import { createIntakeOrder } from "./intake-order.js";
-import { slashCommandMessage } from "./slash-command-message.js";
-import { createThreadPosts } from "./thread-posts.js";
 
 export interface ChatBridgeOptions {
   /** The adapter name: the `adapter` part of thread ids and the access channel name. */
@@ -50,9 +46,8 @@ export interface ChatBridgeOptions {
   refusedAtShutdown?: (message: Message) => boolean;
 }
 
-/** What a channel needs from the bridge after wiring: the link the orchestrator replies through. */
+/** What a channel needs from the bridge after wiring. */
 export interface ChatBridge {
-  readonly link: ChannelLink;
   /** Resolves when every reply started so far has been posted (tests, shutdown). */
   idle(): Promise<void>;
 }
@@ -324,14 +319,51 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     },
   };
   orchestrator.registerChannel(link);
-  registerChannelLink(link);
 
   return {
-    link,
     async idle() {
       // A run that ended just now may still be posting its answer: wait for those posts too.
       await Promise.allSettled([...awaitingAnswer].map((h) => h.idle()));
       while (pending.size > 0) await Promise.allSettled([...pending]);
     },
   };
+}
+
+/**
+ * The bridge's own posts (command replies, access replies, "not accepted"), one at a time per
+ * chat thread and in the order they were asked for — never on the channel's intake path: a post
+ * waiting out a 429 holds back only the later posts of its own thread.
+ */
+interface ThreadPosts {
+  /** Runs `send` after the thread's earlier posts; resolves when it is done (never rejects). */
+  post(threadId: string, send: () => Promise<void>): Promise<void>;
+}
+
+function createThreadPosts(): ThreadPosts {
+  const chains = new Map<string, Promise<void>>();
+  return {
+    post(threadId, send) {
+      const next = (chains.get(threadId) ?? Promise.resolve()).then(send).catch(() => {});
+      chains.set(threadId, next);
+      void next.then(() => {
+        if (chains.get(threadId) === next) chains.delete(threadId);
+      });
+      return next;
+    },
+  };
+}
+
+/**
+ * The chat message a slash command came in, as its adapter parses messages — when there is one:
+ * a Telegram command is an ordinary message (`raw` is the Bot API message, with its id, text and
+ * attachments); Slack's and Discord's commands are not messages (undefined).
+ */
+function slashCommandMessage(event: SlashCommandEvent): Message | undefined {
+  const raw = event.raw as { message_id?: unknown; chat?: { id?: unknown } } | null | undefined;
+  if (typeof raw?.message_id !== "number" || typeof raw.chat?.id !== "number") return undefined;
+  try {
+    return event.adapter.parseMessage(raw);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,11 +1,10 @@
 import { createMemoryState } from "@chat-adapter/state-memory";
 import type { Adapter } from "chat";
 import { Chat } from "chat";
+import { type AccessConfig, channelAccessSettings } from "../../access/access-settings.js";
 import { createAccessStore } from "../../access/access-store.js";
-import { channelAccessSettings } from "../../access/channel-access-settings.js";
 import { createAccessControl } from "../../access/create-access-control.js";
 import type { GatewayContext } from "../../gateway/gateway-channel.js";
-import { unregisterChannelLink } from "./channel-links.js";
 import { secretValues, toChatLogger } from "./chat-logger.js";
 import type { ReplySettings } from "./chat-thread-handle.js";
 import { type ChatBridge, type ChatBridgeOptions, createChatBridge } from "./create-chat-bridge.js";
@@ -21,7 +20,7 @@ export interface RunningChatChannel {
  * merges a message; the thread's actor owns queuing), wires it to the orchestrator and starts it.
  */
 export async function startChatChannel(
-  context: GatewayContext,
+  context: GatewayContext<AccessConfig>,
   adapterName: string,
   adapter: Adapter,
   reply: ReplySettings,
@@ -69,6 +68,5 @@ export async function stopChatChannel(
   await running.adapter.disconnect?.();
   await Promise.allSettled([runsEnded]);
   await running.bridge.idle();
-  unregisterChannelLink(running.bridge.link);
   await running.chat.shutdown();
 }

@@ -1,14 +1,15 @@
 import { createDiscordAdapter } from "@chat-adapter/discord";
+import type { AccessConfig } from "../../access/access-settings.js";
 import { createAccessStore } from "../../access/access-store.js";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
 import { secretValues, toChatLogger } from "../bridge/chat-logger.js";
+import { splitMessage } from "../bridge/split-message.js";
 import {
   type RunningChatChannel,
   startChatChannel,
   stopChatChannel,
 } from "../bridge/start-chat-channel.js";
-import { refusedToken } from "../credentials/refused-token.js";
-import { splitMessage } from "../format/split-message.js";
+import { type ChannelInfo, refusedToken } from "../channel.js";
 import { checkBotToken, DISCORD_API_DEFAULT } from "./check-bot-token.js";
 import { keepGatewayOpen } from "./keep-gateway-open.js";
 
@@ -18,13 +19,20 @@ export const DISCORD_MESSAGE_LIMIT = 2000;
 /** How long one Gateway listener session runs before it is restarted (the adapter's API is timed). */
 const LISTENER_SESSION_MS = 6 * 60 * 60 * 1000;
 
+/** The settings the Discord channel reads (its descriptor's and the access settings). */
+export type DiscordConfig = AccessConfig & {
+  discordBotToken?: string;
+  discordApplicationId?: string;
+  discordPublicKey?: string;
+};
+
 /** Discord through `@chat-adapter/discord` over the Gateway WebSocket (no public URL needed). */
-export function createDiscordChannel(): GatewayChannel {
+export function createDiscordChannel(channel: ChannelInfo): GatewayChannel<DiscordConfig> {
   let running: RunningChatChannel | undefined;
   let abort: AbortController | undefined;
   let listener: Promise<void> | undefined;
   return {
-    name: "discord",
+    name: channel.name,
     async start(context) {
       const { config, logger } = context;
       const token = config.discordBotToken;
@@ -35,7 +43,7 @@ export function createDiscordChannel(): GatewayChannel {
         );
       }
       // A hand-edited access file that does not read stops the start, naming file and line.
-      createAccessStore(config.home).check("discord");
+      createAccessStore(config.home).check(channel.name);
       // The adapter's own setting for the REST API root; given to it explicitly so that the
       // token check below asks the same server.
       const apiUrl = (process.env.DISCORD_API_URL || DISCORD_API_DEFAULT).replace(/\/+$/, "");
@@ -43,7 +51,7 @@ export function createDiscordChannel(): GatewayChannel {
       // one stops the start with one line (exit 2) and never becomes a loop of logins. Discord
       // unreachable is an ordinary failure (exit 1), which a service manager retries.
       const refused = () =>
-        refusedToken(config, "discordBotToken", "bot token", "401 Unauthorized");
+        refusedToken(config, channel, "discordBotToken", "bot token", "401 Unauthorized");
       if ((await checkBotToken(apiUrl, token)) === "refused") throw refused();
       const adapter = createDiscordAdapter({
         botToken: token,
@@ -54,9 +62,9 @@ export function createDiscordChannel(): GatewayChannel {
         ...(config.discordPublicKey
           ? { publicKey: config.discordPublicKey }
           : { webhookVerifier: () => false }),
-        logger: toChatLogger(logger, "discord", secretValues(config)),
+        logger: toChatLogger(logger, channel.name, secretValues(config)),
       });
-      running = await startChatChannel(context, "discord", adapter, {
+      running = await startChatChannel(context, channel.name, adapter, {
         split: (text) => splitMessage(text, DISCORD_MESSAGE_LIMIT),
         mode: "edit",
         editIntervalMs: 1200,

@@ -1,22 +1,25 @@
-import { type GuppyConfig, silentLogger } from "@guppy/core";
+import { silentLogger } from "@guppy/core";
+import { type AccessConfig, channelAccessSettings } from "../../access/access-settings.js";
 import { createAccessStore } from "../../access/access-store.js";
-import { channelAccessSettings } from "../../access/channel-access-settings.js";
 import { createAccessControl } from "../../access/create-access-control.js";
 import type { GatewayChannel } from "../../gateway/gateway-channel.js";
 import { secretValues, toChatLogger } from "../bridge/chat-logger.js";
+import { splitMessage } from "../bridge/split-message.js";
 import {
   type RunningChatChannel,
   startChatChannel,
   stopChatChannel,
 } from "../bridge/start-chat-channel.js";
-import { refusedToken, settingName } from "../credentials/refused-token.js";
-import { splitMessage } from "../format/split-message.js";
+import { type ChannelInfo, refusedToken, settingName } from "../channel.js";
 import { createGuppyTelegramAdapter } from "./guppy-telegram-adapter.js";
 import { type HeldUpdates, openHeldUpdates } from "./held-updates.js";
 import { registerTelegramCommands } from "./register-telegram-commands.js";
 import { renderTelegramMarkdown, TELEGRAM_MESSAGE_LIMIT } from "./telegram-format.js";
 
 export const TELEGRAM_API_DEFAULT = "https://api.telegram.org";
+
+/** The settings the Telegram channel reads (its descriptor's and the access settings). */
+export type TelegramConfig = AccessConfig & { telegramBotToken?: string; telegramApiUrl?: string };
 
 export interface TelegramChannelOptions {
   /** Minimum time between edits of a streamed reply (Telegram allows about one per second per chat). */
@@ -32,7 +35,7 @@ export interface TelegramChannelOptions {
  * answer); no one under `disabled`. The approved list is read from disk each time, like the
  * access check does, so an approval counts at once.
  */
-function answeredUser(config: GuppyConfig): (userId: string) => boolean {
+function answeredUser(config: AccessConfig, channel: string): (userId: string) => boolean {
   const access = createAccessControl({
     store: createAccessStore(config.home),
     settings: (channel) => channelAccessSettings(config, channel),
@@ -40,11 +43,11 @@ function answeredUser(config: GuppyConfig): (userId: string) => boolean {
     logger: silentLogger,
   });
   return (userId) => {
-    const { policy, allowedUsers } = channelAccessSettings(config, "telegram");
+    const { policy, allowedUsers } = channelAccessSettings(config, channel);
     if (policy === "open") return true;
     if (policy === "disabled") return false;
     try {
-      return allowedUsers.includes(userId) || access.isApproved("telegram", userId);
+      return allowedUsers.includes(userId) || access.isApproved(channel, userId);
     } catch {
       return false; // an unreadable approved.json: the access check reports it
     }
@@ -56,16 +59,16 @@ function answeredUser(config: GuppyConfig): (userId: string) => boolean {
  * start: getMe, deleteWebhook); the adapter's errors for those only say "Unauthorized" or
  * "deleteWebhook not found in telegram".
  */
-function startError(error: unknown, config: GuppyConfig): unknown {
+function startError(error: unknown, config: TelegramConfig, channel: ChannelInfo): unknown {
   const name = error instanceof Error ? error.name : "";
-  if (name === "AuthenticationError") {
-    return refusedToken(config, "telegramBotToken", "bot token", `401 ${(error as Error).message}`);
-  }
+  const refused = (detail: string) =>
+    refusedToken(config, channel, "telegramBotToken", "bot token", detail);
+  if (name === "AuthenticationError") return refused(`401 ${(error as Error).message}`);
   if (name === "ResourceNotFoundError") {
     const api = config.telegramApiUrl
       ? ` (or ${settingName(config, "telegramApiUrl")} is not a Bot API server)`
       : "";
-    return refusedToken(config, "telegramBotToken", "bot token", `404 Not Found${api}`);
+    return refused(`404 Not Found${api}`);
   }
   return error;
 }
@@ -75,18 +78,21 @@ function startError(error: unknown, config: GuppyConfig): unknown {
  * are MarkdownV2 (the adapter re-sends as plain text when Telegram rejects the entities), split at
  * 4,096 rendered characters; "typing…" on arrival only for users guppy answers.
  */
-export function createTelegramChannel(options: TelegramChannelOptions = {}): GatewayChannel {
+export function createTelegramChannel(
+  channel: ChannelInfo,
+  options: TelegramChannelOptions = {},
+): GatewayChannel<TelegramConfig> {
   let running: RunningChatChannel | undefined;
   let held: HeldUpdates | undefined;
   return {
-    name: "telegram",
+    name: channel.name,
     async start(context) {
       const { config, logger } = context;
       const token = config.telegramBotToken;
       if (!token) throw new Error("TELEGRAM_BOT_TOKEN is not set");
       const apiBaseUrl = (config.telegramApiUrl ?? TELEGRAM_API_DEFAULT).replace(/\/+$/, "");
       // A hand-edited access file that does not read stops the start, naming file and line.
-      createAccessStore(config.home).check("telegram");
+      createAccessStore(config.home).check(channel.name);
       // Album parts and messages held behind an album, kept until handed over (and those a
       // crash or shutdown left, handed over before polling starts).
       const kept = openHeldUpdates(config.home, logger);
@@ -101,15 +107,15 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
           // Every message reaches guppy's access check (it logs refusals, redeems invites).
           allowedUserIds: [],
           streamingEditIntervalMs: options.editIntervalMs ?? 1500,
-          logger: toChatLogger(logger, "telegram", secretValues(config)),
+          logger: toChatLogger(logger, channel.name, secretValues(config)),
         },
-        answeredUser(config),
+        answeredUser(config, channel.name),
         kept,
       );
       try {
         running = await startChatChannel(
           context,
-          "telegram",
+          channel.name,
           adapter,
           {
             split: (text) => splitMessage(text, TELEGRAM_MESSAGE_LIMIT, renderTelegramMarkdown),
@@ -123,7 +129,7 @@ export function createTelegramChannel(options: TelegramChannelOptions = {}): Gat
         await adapter.stopPolling().catch(() => {});
         kept.close();
         held = undefined;
-        throw startError(error, config);
+        throw startError(error, config, channel);
       }
       await registerTelegramCommands(apiBaseUrl, token, logger);
       logger.info("telegram: polling started");

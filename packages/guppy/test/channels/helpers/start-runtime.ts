@@ -3,23 +3,23 @@ import {
   createOrchestrator,
   createStore,
   createThreadRunner,
-  type GuppyConfig,
   loadConfig,
   type RuntimeOrchestrator,
   resolveModel,
   type Store,
   silentLogger,
 } from "@guppy/core";
+import { type AppConfig, guppySettings } from "../../../src/channels/registry.js";
 import type { GatewayContext } from "../../../src/gateway/gateway-channel.js";
 import type { MockLlm } from "../../helpers/mock-llm.js";
 import { tempHome } from "../../helpers/run-cli.js";
 
 export interface TestRuntime {
   home: string;
-  config: GuppyConfig;
+  config: AppConfig;
   store: Store;
   orchestrator: RuntimeOrchestrator;
-  context: GatewayContext;
+  context: GatewayContext<AppConfig>;
   stop(): Promise<void>;
 }
 
@@ -32,7 +32,7 @@ export async function startRuntime(
 ): Promise<TestRuntime> {
   const { home, cleanup } = existingHome ? { home: existingHome, cleanup: () => {} } : tempHome();
   const fullEnv = { ...llm.env("openai-completions"), GUPPY_HOME: home, ...env };
-  const config = loadConfig({ env: fullEnv, home });
+  const config = loadConfig({ env: fullEnv, home, settings: guppySettings });
   const resolved = await resolveModel(config, { env: fullEnv });
   const store = createStore({ home });
   const orchestrator = createOrchestrator({

@@ -1,0 +1,57 @@
+import { type ConfigWith, listValue, oneOf, type SettingDefinition } from "@guppy/core";
+import {
+  type AccessPolicy,
+  accessPolicies,
+  type ChannelAccessSettings,
+  groupReplyModes,
+} from "./access-types.js";
+
+/** The settings every chat channel shares; a channel adds its own policy (accessPolicySetting). */
+export const accessSettings = {
+  accessPolicy: {
+    env: "GUPPY_ACCESS_POLICY",
+    parse: oneOf(accessPolicies),
+    default: "pairing",
+    description: "Who may talk to guppy on chat channels",
+  },
+  allowedUsers: {
+    env: "GUPPY_ALLOWED_USERS",
+    parse: listValue(),
+    default: [],
+    description: "User ids admitted by the allowlist policy (comma-separated)",
+  },
+  groupReplies: {
+    env: "GUPPY_GROUP_REPLIES",
+    parse: oneOf(groupReplyModes),
+    default: "mention",
+    description:
+      "In group chats answer only when mentioned or replied to (mention), or always (all)",
+  },
+};
+
+/** A configuration with the access settings: what a chat channel's access check reads. */
+export type AccessConfig = ConfigWith<typeof accessSettings>;
+
+/** A chat channel's own policy: `telegramAccessPolicy`, GUPPY_TELEGRAM_ACCESS_POLICY. */
+export function accessPolicySetting<const N extends string>(
+  name: N,
+  label: string,
+): Record<`${N}AccessPolicy`, SettingDefinition<AccessPolicy>> {
+  const setting: SettingDefinition<AccessPolicy> = {
+    env: `GUPPY_${name.toUpperCase()}_ACCESS_POLICY`,
+    parse: oneOf(accessPolicies),
+    description: `Access policy of the ${label} channel (default: GUPPY_ACCESS_POLICY)`,
+  };
+  return { [`${name}AccessPolicy`]: setting } as Record<`${N}AccessPolicy`, typeof setting>;
+}
+
+/** The channel's own policy (accessPolicySetting) or the global one. */
+export function channelAccessSettings(
+  config: AccessConfig,
+  channel: string,
+): ChannelAccessSettings {
+  const own = (config as unknown as Record<string, AccessPolicy | undefined>)[
+    `${channel}AccessPolicy`
+  ];
+  return { policy: own ?? config.accessPolicy, allowedUsers: config.allowedUsers };
+}

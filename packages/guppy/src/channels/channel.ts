@@ -1,0 +1,69 @@
+import {
+  ConfigError,
+  type ConfigWith,
+  type GuppyConfig,
+  kebab,
+  type SettingDefinitions,
+  type SettingValues,
+} from "@guppy/core";
+import type { AccessConfig } from "../access/access-settings.js";
+import type { GatewayChannel } from "../gateway/gateway-channel.js";
+
+/** What a channel's code is told about itself: the names its messages use. */
+export interface ChannelInfo {
+  /** `telegram`: the adapter part of its thread ids and its folder under `<home>/access/`. */
+  readonly name: string;
+  /** `Telegram`: how messages to the user name it. */
+  readonly label: string;
+}
+
+/** The configuration a channel's code may read: its own settings and the shared access settings. */
+export type ChannelConfig<S extends SettingDefinitions> = AccessConfig & SettingValues<S>;
+
+/**
+ * A channel of the gateway, as the registry (registry.ts) lists it: everything about it that
+ * the rest of guppy needs before its code is loaded.
+ */
+export interface ChannelDescriptor<S extends SettingDefinitions = SettingDefinitions>
+  extends ChannelInfo {
+  /** Its settings, read with core's (flags, environment, settings.json) and in the docs table. */
+  readonly settings: S;
+  /** Its users pass guppy's access control: `guppy pairing` and `guppy invite` take it. */
+  readonly access: boolean;
+  /** Whether the configuration turns it on (a bot token is set, ...). */
+  enabled(config: ConfigWith<S>): boolean;
+  /** Its code, imported only now: `guppy --version` or `guppy chat` load no chat SDK. */
+  load(): Promise<GatewayChannel<ChannelConfig<S>>>;
+}
+
+/** A descriptor, its settings' types kept (a channel's folder exports one). */
+export function defineChannel<const S extends SettingDefinitions>(
+  descriptor: ChannelDescriptor<S>,
+): ChannelDescriptor<S> {
+  return descriptor;
+}
+
+/** How the user gave setting `key`: its environment variable, settings.json key or flag. */
+export function settingName(config: GuppyConfig, key: string): string {
+  const source = config.sources[key];
+  if (source === "settings") return `"${key}" in ${config.settingsPath}`;
+  if (source === "flag") return `--${kebab(key)}`;
+  return config.settings[key]?.env ?? key;
+}
+
+/**
+ * A chat platform refusing a token when its channel starts, as a one-line configuration error
+ * (`guppy serve` exits 2) that names the setting: "Telegram refused the bot token
+ * (TELEGRAM_BOT_TOKEN): 401 Unauthorized".
+ */
+export function refusedToken(
+  config: GuppyConfig,
+  channel: ChannelInfo,
+  key: string,
+  what: string,
+  detail: string,
+): ConfigError {
+  return new ConfigError(
+    `${channel.label} refused the ${what} (${settingName(config, key)}): ${detail}`,
+  );
+}

@@ -1,0 +1,40 @@
+import { type ConfigWith, type SettingDefinitions, withAppSettings } from "@guppy/core";
+import { accessSettings } from "../access/access-settings.js";
+import type { GatewayChannel } from "../gateway/gateway-channel.js";
+import type { ChannelDescriptor } from "./channel.js";
+import { discord } from "./discord/descriptor.js";
+import { http } from "./http/descriptor.js";
+import { slack } from "./slack/descriptor.js";
+import { telegram } from "./telegram/descriptor.js";
+
+/** The gateway's channels, in the order `guppy serve` starts them: a new one is a folder and a line. */
+export const channels = [http, telegram, slack, discord] as const;
+
+/** Every member of a union at once: the channels' settings tables as one table's type. */
+type AllOf<U> = (U extends unknown ? (all: U) => void : never) extends (all: infer I) => void
+  ? I
+  : never;
+
+/** The settings guppy adds to core's: the shared access settings, then each channel's. */
+export const guppySettings = Object.assign(
+  {},
+  accessSettings,
+  ...channels.map((channel) => channel.settings),
+) as typeof accessSettings & AllOf<(typeof channels)[number]["settings"]>;
+
+/** Core's settings and guppy's, in the order `guppy config` and docs/configuration.md list them. */
+export const allSettings: SettingDefinitions = withAppSettings(guppySettings);
+
+/** guppy's configuration: core's settings, access control's and every channel's. */
+export type AppConfig = ConfigWith<typeof guppySettings>;
+
+/** The channels whose users pass access control: what `guppy pairing` and `guppy invite` take. */
+export const accessChannels: readonly string[] = channels
+  .filter((channel) => channel.access)
+  .map((channel) => channel.name);
+
+/** The channels this configuration turns on, their code loaded. */
+export async function loadEnabledChannels(config: AppConfig): Promise<GatewayChannel<AppConfig>[]> {
+  const enabled = (channels as readonly ChannelDescriptor[]).filter((c) => c.enabled(config));
+  return Promise.all(enabled.map((channel) => channel.load()));
+}
