@@ -8,6 +8,7 @@ import {
   resolveModel,
   type Store,
 } from "@guppy/core";
+import type { AppConfig } from "../channels/registry.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
@@ -82,7 +83,7 @@ interface OpenedThread {
  */
 async function attach(
   gateway: GatewayAddress,
-  config: GuppyConfig,
+  config: AppConfig,
   store: Store,
   threadId: string,
   session: string,
