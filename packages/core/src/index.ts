@@ -52,12 +52,13 @@ export {
   syncDirectory,
 } from "./fs/durable-append.js";
 export { readJsonl } from "./fs/jsonl.js";
-export { lockByPid } from "./fs/pid-lock.js";
+export { lockByPid, lockHolder } from "./fs/pid-lock.js";
 export { writeFileAtomic } from "./fs/write.js";
 export {
   createInbox,
   INBOX_FILE,
   type Inbox,
+  type InboxLocation,
 } from "./inbox/create-inbox.js";
 export type { InboxOutcome, InboxRecord, PendingPrompt } from "./inbox/inbox-record.js";
 export { createLineLogger, type Logger, type LogLevel, silentLogger } from "./logging/logger.js";
@@ -87,6 +88,7 @@ export { createConcurrencyLimiter } from "./orchestrator/concurrency-limiter.js"
 export {
   createOrchestrator,
   type OrchestratorOptions,
+  ThreadHeldError,
 } from "./orchestrator/create-orchestrator.js";
 export { createLogTail, type LogTail } from "./orchestrator/log-tail.js";
 export { RESTART_NOTICE } from "./orchestrator/shutdown.js";

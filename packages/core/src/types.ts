@@ -173,6 +173,8 @@ export interface ThreadFigures {
   contextTokens: number;
   contextWindow: number;
   compactions: number;
+  /** Of those, the ones that dropped old turns because the summary request failed. */
+  compactionFallbacks?: number;
   /** Sums over the thread's requests. */
   cost: number;
   lastUsage?: Usage;
@@ -268,9 +270,10 @@ export type SendResult =
   | { status: "dropped"; reason: string }
   /**
    * Not accepted. `shuttingDown`: because guppy is shutting down — a channel that keeps the
-   * message on disk until it is accepted hands it over again after the restart.
+   * message on disk until it is accepted hands it over again after the restart. `heldElsewhere`:
+   * another process runs the thread now (a `guppy chat` holds its session).
    */
-  | { status: "refused"; reason: string; shuttingDown?: true };
+  | { status: "refused"; reason: string; shuttingDown?: true; heldElsewhere?: true };
 
 /** What `/new` did: archived the context (its path, when there was one), or nothing (a duplicate). */
 export type ResetResult = { status: "reset"; archived?: string } | { status: "duplicate" };

@@ -46,6 +46,12 @@ export function lockByPid(path: string, held: (owner: number) => Error): () => v
   throw new ConfigError(`Could not take the lock ${path}: another process keeps replacing it.`);
 }
 
+/** The live process holding the lock at `path` (by the rules above), or undefined: none. */
+export function lockHolder(path: string): number | undefined {
+  const owner = ownerOf(path);
+  return owner !== undefined && alive(owner) && !stale(path, owner) ? owner : undefined;
+}
+
 function ownerOf(path: string): number | undefined {
   try {
     const pid = Number.parseInt(readFileSync(path, "utf8").trim(), 10);

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { readJsonl } from "../fs/jsonl.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
@@ -88,6 +88,17 @@ interface ThreadInbox {
   ran: Map<string, string>;
 }
 
+/**
+ * Where a journal lives and the lock its owner holds: by default `<home>/inbox.jsonl` under
+ * `<home>/inbox.lock` (the gateway's, for every thread); `guppy chat` keeps its session's in the
+ * thread's folder under its `chat.lock`.
+ */
+export interface InboxLocation {
+  file: string;
+  /** Takes the lock (throws when another process holds it); returns its release. */
+  lock(): () => void;
+}
+
 let counter = 0;
 
 export function createInbox(options: {
@@ -95,10 +106,12 @@ export function createInbox(options: {
   logger?: Logger;
   /** Compaction threshold in bytes (tests use a small one). */
   compactBytes?: number;
+  /** Another journal than the home's (no legacy per-thread inboxes are imported into it). */
+  location?: InboxLocation;
 }): Inbox {
-  const { store } = options;
+  const { store, location } = options;
   const logger = options.logger ?? silentLogger;
-  const path = join(store.home, INBOX_FILE);
+  const path = location?.file ?? join(store.home, INBOX_FILE);
   const compactBytes = options.compactBytes ?? DEFAULT_COMPACT_BYTES;
   const threads = new Map<string, ThreadInbox>();
   /**
@@ -112,14 +125,16 @@ export function createInbox(options: {
   /** An accept whose line was deferred → its number among the journal's deferred appends. */
   const deferredAs = new WeakMap<AcceptedRecord, number>();
 
-  mkdirSync(store.home, { recursive: true });
-  const release = lockInbox(join(store.home, INBOX_LOCK_FILE), store.home);
+  mkdirSync(dirname(path), { recursive: true });
+  const release = location
+    ? location.lock()
+    : lockInbox(join(store.home, INBOX_LOCK_FILE), store.home);
   let journal: InboxJournal;
   try {
     const fresh = !existsSync(path);
     journal = openInboxJournal(path, logger);
     for (const record of journal.loaded) apply(record);
-    const legacy = fresh ? findLegacyInboxes(store.home) : [];
+    const legacy = fresh && !location ? findLegacyInboxes(store.home) : [];
     for (const file of legacy) {
       for (const record of readJsonl(file, logger, isInboxRecord)) apply(record);
     }

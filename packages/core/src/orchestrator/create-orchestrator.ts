@@ -1,4 +1,4 @@
-import { createInbox } from "../inbox/create-inbox.js";
+import { createInbox, type InboxLocation } from "../inbox/create-inbox.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { oneLine } from "../runner/message-text.js";
 import type { Store } from "../store/create-store.js";
@@ -39,6 +39,19 @@ export interface OrchestratorOptions {
   modelName?: string;
   contextWindow?: number;
   logger?: Logger;
+  /** The durable inbox's journal and lock, if not the home's (`guppy chat`: its session's). */
+  inbox?: InboxLocation;
+  /**
+   * Why another process runs the thread now (a `guppy chat` holds its session), or undefined:
+   * `send`, `reset` and `compact` of such a thread refuse with that reason, and its prompts left
+   * in the inbox wait for a later start.
+   */
+  heldElsewhere?(threadId: string): string | undefined;
+}
+
+/** Why `reset` or `compact` refused: another process runs the thread (`heldElsewhere`). */
+export class ThreadHeldError extends Error {
+  override name = "ThreadHeldError";
 }
 
 /**
@@ -86,6 +99,8 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         if (host.stopping) {
           return { status: "refused", reason: "guppy is shutting down", shuttingDown: true };
         }
+        const held = options.heldElsewhere?.(spelling);
+        if (held !== undefined) return { status: "refused", reason: held, heldElsewhere: true };
         // A channel's message id is checked against the thread's recent ones (none: no cost).
         const checked = message.messageId;
         const fresh =
@@ -140,11 +155,15 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     threadHandle: (threadId) => host.linkHandle(threadId),
 
     async reset(threadId, messageId): Promise<ResetResult> {
+      const held = options.heldElsewhere?.(threadId);
+      if (held !== undefined) throw new ThreadHeldError(held);
       const fresh = !actors.has(canonicalThreadId(threadId));
       return actorFor(threadId).reset(messageId, fresh);
     },
 
     async compact(threadId, messageId): Promise<CompactResult> {
+      const held = options.heldElsewhere?.(threadId);
+      if (held !== undefined) throw new ThreadHeldError(held);
       const fresh = !actors.has(canonicalThreadId(threadId));
       return actorFor(threadId).compact(messageId, fresh);
     },
@@ -162,7 +181,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     async start() {
       if (host.started) return;
       host.started = true;
-      replayInbox(host, actors, actorFor);
+      replayInbox(host, actors, actorFor, options.heldElsewhere);
       unusedTimer = clearUnusedLater(host, actors);
     },
 
@@ -236,7 +255,11 @@ function createHost(
 
   const host: ActorHost = {
     store,
-    inbox: createInbox({ store, logger }),
+    inbox: createInbox({
+      store,
+      logger,
+      ...(options.inbox ? { location: options.inbox } : {}),
+    }),
     limiter: createConcurrencyLimiter(options.maxConcurrent),
     logger,
     createRunner: options.createRunner,

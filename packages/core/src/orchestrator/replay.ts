@@ -14,6 +14,7 @@ export function replayInbox(
   host: ActorHost,
   actors: ReadonlyMap<string, ThreadActor>,
   actorFor: (threadId: string) => ThreadActor,
+  heldElsewhere?: (threadId: string) => string | undefined,
 ): void {
   const inMemory = new Map<string, QueuedPrompt>();
   for (const actor of actors.values()) {
@@ -22,6 +23,8 @@ export function replayInbox(
   const replaying = new Map<ThreadActor, QueuedPrompt[]>();
   for (const [rank, p] of host.inbox.scan().entries()) {
     const { threadId } = p.record;
+    // A chat runs the thread now: its prompts wait in the journal for a later start.
+    if (heldElsewhere?.(threadId) !== undefined) continue;
     const actor = actorFor(threadId);
     let queue = replaying.get(actor);
     if (!queue) {

@@ -72,6 +72,7 @@ export function threadStatus(
     contextTokens: snap?.contextTokens ?? 0,
     contextWindow: snap?.contextWindow ?? defaults.contextWindow ?? 0,
     compactions: snap?.compactions ?? 0,
+    ...(snap?.compactionFallbacks ? { compactionFallbacks: snap.compactionFallbacks } : {}),
     cost: snap?.cost ?? 0,
     ...(snap?.lastUsage ? { lastUsage: snap.lastUsage } : {}),
   };

@@ -11,6 +11,7 @@ export function threadFigures(stats: RunnerStats): ThreadFigures {
     contextWindow: stats.context.window,
     cost: stats.totals.cost,
     compactions: stats.context.compactions,
+    ...(stats.context.fallbacks > 0 ? { compactionFallbacks: stats.context.fallbacks } : {}),
     ...(stats.lastUsage ? { lastUsage: stats.lastUsage } : {}),
   };
 }
@@ -51,6 +52,9 @@ export function parseSavedStatus(text: string): SavedThreadStatus | undefined {
     contextTokens: v.contextTokens as number,
     contextWindow: v.contextWindow as number,
     compactions: v.compactions as number,
+    ...(typeof v.compactionFallbacks === "number"
+      ? { compactionFallbacks: v.compactionFallbacks }
+      : {}),
     cost: v.cost as number,
     ...(usable ? { lastUsage: usage as unknown as Usage } : {}),
   };

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import {
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -342,5 +343,37 @@ describe("inbox journal", () => {
           .map((p) => p.record.id),
       ).toEqual([...big.map((p) => p.id), late.record.id]);
     });
+  });
+
+  it("keeps a journal elsewhere under its owner's lock, and imports no legacy per-thread inbox", () => {
+    const dir = join(home, "cli", "local", "s");
+    mkdirSync(dir, { recursive: true });
+    // What an earlier version left in the thread's folder: the home's journal imports it, not this.
+    writeFileSync(
+      join(dir, "inbox.jsonl"),
+      `${JSON.stringify({ t: "accepted", id: "in-old", threadId: "cli:local:s", at: "2026-01-01T00:00:00Z", text: "old" })}\n`,
+    );
+    const file = join(dir, "chat-inbox.jsonl");
+    let locks = 0;
+    let releases = 0;
+    const location = {
+      file,
+      lock: () => {
+        locks++;
+        return () => {
+          releases++;
+        };
+      },
+    };
+    const inbox = createInbox({ store, location });
+    const { record } = inbox.accept("cli:local:s", { text: "hello" });
+    inbox.close();
+    expect([locks, releases]).toEqual([1, 1]);
+    expect(existsSync(join(home, INBOX_FILE))).toBe(false);
+    expect(existsSync(join(home, INBOX_LOCK_FILE))).toBe(false);
+    expect(existsSync(join(dir, "inbox.jsonl"))).toBe(true);
+    const again = createInbox({ store, location });
+    expect(again.scan().map((p) => p.record.id)).toEqual([record.id]);
+    again.close();
   });
 });

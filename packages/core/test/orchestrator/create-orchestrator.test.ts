@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { ThreadHeldError } from "../../src/orchestrator/create-orchestrator.js";
 import { recordingHandle, until, useOrchestratorHarness } from "./harness.js";
 
 describe("create orchestrator: routing", () => {
@@ -53,5 +55,31 @@ describe("create orchestrator: routing", () => {
     expect(o.threads().map((s) => s.threadId)).toEqual(["test:chat"]);
     // One conversation throughout: each run saw the ones before it.
     expect(h.store.loadContext("test:chat")).toHaveLength(6);
+  });
+
+  it("refuses send, reset and compact of a thread another process holds (heldElsewhere), and runs the others", async () => {
+    const reason = "open in guppy chat";
+    const o = await h.started({
+      heldElsewhere: (id) => (id.startsWith("cli:") ? reason : undefined),
+    });
+    const held = "cli:local:default";
+    expect(o.send(held, { type: "prompt", text: "hi" })).toEqual({
+      status: "refused",
+      reason,
+      heldElsewhere: true,
+    });
+    expect(o.send(held, { type: "abort" })).toMatchObject({
+      status: "refused",
+      heldElsewhere: true,
+    });
+    await expect(o.reset(held)).rejects.toThrow(ThreadHeldError);
+    await expect(o.compact(held)).rejects.toThrow(reason);
+    expect(o.counters().accepted).toBe(0);
+    expect(existsSync(h.store.threadDir(held))).toBe(false);
+    const t = recordingHandle("test:c:free");
+    expect(
+      o.send(t.handle.threadId, { type: "prompt", text: "free", thread: t.handle }).status,
+    ).toBe("queued");
+    await until(() => t.finals().length === 1);
   });
 });

@@ -209,4 +209,19 @@ describe("replay at start", () => {
       },
     );
   });
+
+  it("leaves the prompts of a held thread in the journal at start, for a start when it is free", async () => {
+    const held = "cli:local:default";
+    const first = await h.started();
+    h.gate.reset();
+    first.send(held, { type: "prompt", text: "gate then answer" });
+    await h.gate.entered();
+    // Killed mid-run: a second orchestrator of the same home finds the prompt unanswered.
+    const kept = await h.started({ heldElsewhere: () => "open in guppy chat" });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(kept.counters()).toMatchObject({ replayed: 0, runs: 0 });
+    expect(h.requests).toEqual(["gate then answer"]);
+    const free = await h.started();
+    expect(free.counters().replayed).toBe(1);
+  });
 });

@@ -1,101 +1,174 @@
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import {
-  type AgentRunner,
   createLineLogger,
   createStore,
-  createThreadRunner,
-  type ResolvedModel,
+  type GuppyConfig,
+  type Logger,
   resolveModel,
+  type Store,
 } from "@guppy/core";
+import type { AppConfig } from "../channels/registry.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { sessionThreadId } from "../cli/session-thread-id.js";
+import { API_TOKEN_FILE } from "../http/api-token.js";
+import { type GatewayAddress, readGatewayFile } from "../http/gateway-file.js";
 import { createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
 import { createModelErrorExplainer } from "../terminal/model-connection-error.js";
 import { createSpinner } from "../terminal/spinner.js";
 import { terminalSafeText } from "../terminal/terminal-safe.js";
-import { lockChatSession } from "./chat-session-lock.js";
+import type { ThreadClient } from "../terminal/thread-client.js";
+import { createLocalThread } from "./chat-local-thread.js";
+import { chatSessionHolder, lockChatSession, sessionOpenError } from "./chat-session-lock.js";
 import { type ChatStop, watchStopSignals } from "./chat-stop-signals.js";
-import { type ChatThreadFiles, createChatThreadFiles } from "./chat-thread-files.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
-/** `guppy chat`: the interactive terminal, or with -m one prompt whose answer alone goes to stdout. */
+/**
+ * `guppy chat`: the interactive terminal, or with -m one prompt whose answer alone goes to stdout.
+ * With a `guppy serve` running on the home, the chat attaches to it (its thread runs there);
+ * otherwise it runs the thread through an orchestrator of its own, holding the session's lock.
+ */
 export async function chatCommand(args: CliArgs): Promise<number> {
   // The arguments first: a mistake in them is reported before the model is looked for (which
   // may ask local servers) or anything is created.
   rejectExtraArguments(args, "guppy chat", 0, 'to send one prompt use -m "TEXT"');
   if (args.message?.trim() === "") throw new UsageError("-m needs a non-empty message.");
   const threadId = sessionThreadId(args.session);
+  const session = args.session ?? "default";
   const config = loadCliConfig(args);
   const logger = createLineLogger({ level: config.debug ? "debug" : "warn" });
   const store = createStore({ home: config.home, logger });
-  // Before the model is looked for: a second chat on the session is told at once.
-  const unlock = lockChatSession(store, threadId, args.session ?? "default");
-  let runner: AgentRunner;
-  let resolved: ResolvedModel;
+  const gateway = readGatewayFile(config.home);
+  const opened =
+    (gateway && (await attach(gateway, config, store, threadId, session))) ||
+    (await runHere(config, store, logger, threadId, session));
+  const { thread, explain } = opened;
+  const stop = watchStopSignals(
+    () => thread.abort(),
+    () => opened.unlock?.(),
+  );
   try {
-    resolved = await resolveModel(config);
-    runner = createThreadRunner({ threadId, config, resolved, store, logger });
+    let code: number;
+    if (args.message !== undefined) {
+      code = await runOnce(thread, args.message, config.debug, explain, stop);
+    } else {
+      const { runRepl } = await import("../terminal/repl.js");
+      code = await runRepl(thread, { explainError: explain, stop: stop.signal });
+    }
+    return stop.exitCode() ?? code;
+  } finally {
+    try {
+      await thread.close();
+    } finally {
+      opened.close?.();
+      opened.unlock?.();
+      stop.end();
+    }
+  }
+}
+
+interface OpenedThread {
+  thread: ThreadClient;
+  explain: (message: string) => string;
+  unlock?: () => void;
+  close?: () => void;
+}
+
+/**
+ * The thread through the gateway's HTTP API (chat-gateway-thread.ts); undefined when nothing
+ * listens at its address (its pid now another process's): the chat runs the thread itself.
+ */
+async function attach(
+  gateway: GatewayAddress,
+  config: AppConfig,
+  store: Store,
+  threadId: string,
+  session: string,
+): Promise<OpenedThread | undefined> {
+  // A chat that had the session open before the gateway started runs it still (the gateway
+  // refuses the thread meanwhile): one chat per session, as without a gateway.
+  const holder = chatSessionHolder(store, threadId);
+  if (holder !== undefined) throw sessionOpenError(session, holder);
+  const token = config.apiToken ?? readTokenFile(config.home);
+  if (!token) {
+    throw new UsageError(
+      `guppy serve (pid ${gateway.pid}) runs on ${config.home} but its API token is not in ${join(config.home, API_TOKEN_FILE)}: set GUPPY_API_TOKEN as it has it`,
+    );
+  }
+  // The gateway knows a thread with a directory: its event stream opens before the first prompt.
+  mkdirSync(store.threadDir(threadId), { recursive: true });
+  const { attachToGateway } = await import("./chat-gateway-thread.js");
+  try {
+    const thread = await attachToGateway({ gateway, token, threadId });
+    return { thread, explain: (message) => message };
+  } catch (error) {
+    if ((error as { cause?: { code?: string } }).cause?.code === "ECONNREFUSED") return undefined;
+    throw error;
+  }
+}
+
+/** The thread through an orchestrator in this process (chat-local-thread.ts). */
+async function runHere(
+  config: GuppyConfig,
+  store: Store,
+  logger: Logger,
+  threadId: string,
+  session: string,
+): Promise<OpenedThread> {
+  // Before the model is looked for: a second chat on the session is told at once.
+  const unlock = lockChatSession(store, threadId, session);
+  try {
+    const resolved = await resolveModel(config);
+    const thread = createLocalThread({ threadId, config, resolved, store, logger });
+    const errors = createModelErrorExplainer(resolved.model.baseUrl);
+    await thread.start();
+    return { thread, explain: errors.explain, unlock, close: errors.close };
   } catch (error) {
     unlock();
     throw error;
   }
-  const errors = createModelErrorExplainer(resolved.model.baseUrl);
-  const files = createChatThreadFiles(store, runner, logger);
-  const stop = watchStopSignals(runner, () => {
-    files.close();
-    unlock();
-  });
+}
+
+function readTokenFile(home: string): string | undefined {
   try {
-    let code: number;
-    if (args.message !== undefined) {
-      code = await runOnce(runner, files, args.message, config.debug, errors.explain, stop);
-    } else {
-      const { runRepl } = await import("../terminal/repl.js");
-      code = await runRepl(runner, resolved.ref, {
-        send: files.prompt,
-        explainError: errors.explain,
-        stop: stop.signal,
-      });
-    }
-    return stop.exitCode() ?? code;
-  } finally {
-    errors.close();
-    files.close();
-    unlock();
-    stop.end();
+    return readFileSync(join(home, API_TOKEN_FILE), "utf8").trim() || undefined;
+  } catch {
+    return undefined;
   }
 }
 
 async function runOnce(
-  runner: AgentRunner,
-  files: ChatThreadFiles,
+  thread: ThreadClient,
   text: string,
   debug: boolean,
   explainError: (message: string) => string,
   stop: ChatStop,
 ): Promise<number> {
-  if (debug) {
-    // Tool calls and errors to stderr; stdout keeps the answer alone.
-    const render = createChatRenderer({
-      out: process.stderr,
-      styles: createStyles(false),
-      spinner: createSpinner(process.stderr, false),
-      explainError,
-    });
-    runner.subscribe((e) => {
-      if (e.type !== "text_delta" && e.type !== "run_end") render(e);
-    });
-  }
+  // Tool calls and errors to stderr when debugging; guppy's notices always: stdout keeps the
+  // answer alone.
+  const render = debug
+    ? createChatRenderer({
+        out: process.stderr,
+        styles: createStyles(false),
+        spinner: createSpinner(process.stderr, false),
+        explainError,
+      })
+    : undefined;
+  const unsubscribe = thread.subscribe((e) => {
+    if (render && e.type !== "text_delta" && e.type !== "run_end") render(e);
+    else if (e.type === "notice") process.stderr.write(`guppy: ${terminalSafeText(e.text)}\n`);
+  });
   // SIGHUP and SIGTERM: see chat-stop-signals.ts.
-  const onSigint = () => runner.abort();
+  const onSigint = () => thread.abort();
   process.on("SIGINT", onSigint);
   // The answer as it is for a pipe or a file; to a terminal, as text (no control sequences).
   const answer = (text: string) =>
     process.stdout.write(`${process.stdout.isTTY ? terminalSafeText(text) : text}\n`);
   try {
-    const result = await files.prompt(text);
+    const result = await thread.prompt(text);
     switch (result.stopReason) {
       case "error":
         process.stderr.write(
@@ -117,5 +190,6 @@ async function runOnce(
     }
   } finally {
     process.off("SIGINT", onSigint);
+    unsubscribe();
   }
 }

@@ -1,6 +1,6 @@
 import { constants } from "node:os";
 import { isatty } from "node:tty";
-import { type AgentRunner, killRunningTrees } from "@guppy/core";
+import { killRunningTrees } from "@guppy/core";
 import { oneShot, whenOutputFails } from "../cli/output-errors.js";
 
 /**
@@ -35,7 +35,7 @@ export interface ChatStop {
  * commands still running are killed first (SIGKILL). A run that does not end within a few
  * seconds is not waited for: `beforeExit` runs and the process exits with the signal's code.
  */
-export function watchStopSignals(runner: AgentRunner, beforeExit: () => void): ChatStop {
+export function watchStopSignals(abort: () => void, beforeExit: () => void): ChatStop {
   const controller = new AbortController();
   // Asked now: a terminal that hung up no longer says it is one.
   const terminal = [0, 1, 2].some((fd) => isatty(fd));
@@ -68,7 +68,7 @@ export function watchStopSignals(runner: AgentRunner, beforeExit: () => void): C
     // turn is saved.
     whenOutputFails(() => {});
     controller.abort();
-    runner.abort();
+    abort();
     setTimeout(exitNow, STOP_WAIT_MS).unref();
   };
   for (const name of STOP_SIGNALS) process.on(name, onSignal);

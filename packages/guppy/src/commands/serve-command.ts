@@ -16,6 +16,8 @@ import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import type { GatewayChannel, GatewayContext } from "../gateway/gateway-channel.js";
 import { createGatewayLogger } from "../gateway/gateway-logger.js";
+import { removeGatewayFile, writeGatewayFile } from "../http/gateway-file.js";
+import { heldByChat } from "./chat-session-lock.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 /**
@@ -53,6 +55,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     modelName: resolved.ref,
     contextWindow: resolved.model.contextWindow,
     logger,
+    // A `guppy chat` that had its session open before this start runs that thread (409 here).
+    heldElsewhere: (threadId) => heldByChat(store, threadId),
     createRunner: (threadId) =>
       createThreadRunner({
         threadId,
@@ -84,6 +88,16 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     logger,
     subscribe: orchestrator.subscribe,
     say: gw.say,
+    // A `guppy chat` on this home attaches to the HTTP API there (http/gateway-file.ts).
+    listening: (url) => {
+      try {
+        writeGatewayFile(config.home, url);
+      } catch (error) {
+        logger.warn("Could not write gateway.json: guppy chat will not attach", {
+          error: String(error),
+        });
+      }
+    },
   };
   const channels: GatewayChannel<AppConfig>[] = [];
   try {
@@ -156,6 +170,7 @@ async function shutdown(
   // for its SIGKILL, whose timer does not keep the process alive.
   killRunningTrees();
   await Promise.race([stopped, new Promise((r) => setTimeout(r, 3000).unref())]);
+  removeGatewayFile(config.home);
   const counters = orchestrator.counters();
   gw.logger.info("shutdown complete", { ...counters });
   gw.say(`stopped (${counters.runs} run(s) since start, ${counters.busy} busy refusal(s))`);

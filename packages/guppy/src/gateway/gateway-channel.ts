@@ -10,6 +10,8 @@ export interface GatewayContext<C extends GuppyConfig = GuppyConfig> {
   subscribe?: (listener: OrchestratorListener) => () => void;
   /** A readable line on the gateway's terminal (e.g. where a channel listens). */
   say?: (text: string) => void;
+  /** The HTTP API listens at `url` (as a client on this machine reaches it): gateway.json. */
+  listening?: (url: string) => void;
 }
 
 /**

@@ -5,7 +5,7 @@ import { createAsyncQueue } from "../async/async-queue.js";
 import { bearerMatches } from "./bearer-token.js";
 import { busyMessage } from "./busy-message.js";
 import { chatCompletions } from "./chat-completions.js";
-import type { HttpBackend } from "./http-backend.js";
+import type { HttpBackend, ThreadSummary } from "./http-backend.js";
 import { honoJsonAnswer } from "./json-answer.js";
 import { internalErrorAnswer, jsonError } from "./json-error.js";
 import { listThreads, type ThreadPageRequest } from "./list-threads.js";
@@ -87,20 +87,67 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     const page = await threadPageRequest(c.req.query("limit"), c.req.query("after"));
     if (typeof page === "string") return jsonError(c, 400, page, "invalid_request_error");
     const { threads, next } = await listThreads(backend, page);
+    return c.json({ threads: threads.map(threadJson), next });
+  });
+
+  app.get("/v1/threads/:id/status", async (c) => {
+    const id = await threadParam(c, true);
+    if (typeof id !== "string") return id;
+    const [status] = await backend.statuses([id]);
+    if (!status) throw new Error(`no status for ${id}`);
+    const u = status.lastUsage;
     return c.json({
-      threads: threads.map((t) => ({
-        id: t.threadId,
-        state: t.state,
-        queued: t.queued,
-        last_activity: t.lastActivity ?? null,
-        model: t.model,
-        messages: t.messages,
-        tokens: { context: t.contextTokens, context_window: t.contextWindow },
-        cost: t.cost,
-      })),
-      next,
+      ...threadJson(status),
+      compactions: status.compactions,
+      compaction_fallbacks: status.compactionFallbacks ?? 0,
+      last_usage: u
+        ? {
+            input: u.input,
+            output: u.output,
+            cache_read: u.cacheRead,
+            cache_write: u.cacheWrite,
+            cost: u.cost?.total ?? 0,
+          }
+        : null,
     });
   });
+
+  for (const command of ["new", "compact"] as const) {
+    app.post(`/v1/threads/:id/${command}`, async (c) => {
+      const id = await threadParam(c, true);
+      if (typeof id !== "string") return id;
+      const parsed = await readJsonBody(c, { optional: true });
+      if (!parsed.ok) return parsed.response;
+      const messageId = messageIdOf(parsed.body);
+      let result: Awaited<ReturnType<HttpBackend["command"]>>;
+      try {
+        result = await backend.command({
+          threadId: id,
+          command,
+          ...(messageId ? { messageId } : {}),
+        });
+      } catch (error) {
+        // A /compact while one runs in the thread, or a compaction that failed.
+        const message = error instanceof Error ? error.message : String(error);
+        return jsonError(c, 409, `/${command} failed: ${message}`, "conflict");
+      }
+      switch (result.status) {
+        case "held":
+          return heldThread(c, result.reason);
+        case "duplicate":
+          return jsonError(
+            c,
+            409,
+            `Thread ${id} has already accepted a message with message_id ${String(messageId)}: the /${command} was dropped.`,
+            "duplicate",
+          );
+        case "reset":
+          return c.json({ status: "reset", thread_id: id, archived: result.archived ?? null });
+        case "compacted":
+          return c.json({ status: "compacted", thread_id: id, report: result.report });
+      }
+    });
+  }
 
   app.post("/v1/threads/:id/messages", async (c) => {
     const id = await threadParam(c, false);
@@ -148,6 +195,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     if (result.status === "busy") {
       return jsonError(c, 429, busyMessage(id, result.queued), "busy");
     }
+    if (result.status === "refused" && result.heldElsewhere) return heldThread(c, result.reason);
     if (result.status === "duplicate") {
       return jsonError(
         c,
@@ -200,6 +248,9 @@ export function createHttpApp(options: HttpAppOptions): Hono {
         kind === "steer" ? { type: "steer", text, ...withId } : { type: "abort", ...withId },
       );
       if (result.status === "delivered") return c.json({ status: "delivered", thread_id: id });
+      if (result.status === "refused" && result.heldElsewhere) {
+        return heldThread(c, result.reason);
+      }
       if (result.status === "duplicate") {
         return jsonError(
           c,
@@ -255,6 +306,25 @@ export function createHttpApp(options: HttpAppOptions): Hono {
 /** The client's `message_id` of a message, steer or abort: a non-empty string, else none. */
 function messageIdOf(body: Record<string, unknown>): string | undefined {
   return typeof body.message_id === "string" && body.message_id ? body.message_id : undefined;
+}
+
+/** A thread a `guppy chat` has open: the gateway leaves it alone until that chat exits. */
+function heldThread(c: Context, reason: string): Response {
+  return jsonError(c, 409, `Not accepted: ${reason}.`, "held_elsewhere");
+}
+
+/** A thread as GET /v1/threads lists it (and GET /v1/threads/{id}/status begins). */
+function threadJson(t: ThreadSummary) {
+  return {
+    id: t.threadId,
+    state: t.state,
+    queued: t.queued,
+    last_activity: t.lastActivity ?? null,
+    model: t.model,
+    messages: t.messages,
+    tokens: { context: t.contextTokens, context_window: t.contextWindow },
+    cost: t.cost,
+  };
 }
 
 function invalidThread(c: Context, reason: string): Response {

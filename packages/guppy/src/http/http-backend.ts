@@ -1,14 +1,17 @@
 import { existsSync } from "node:fs";
 import {
+  type CompactResult,
   canonicalThreadId,
   type LogEntry,
   type Orchestrator,
   type OrchestratorEvent,
   type OrchestratorListener,
+  type ResetResult,
   type RunnerEvent,
   type SendResult,
   type Store,
   type ThreadHandle,
+  ThreadHeldError,
 } from "@guppy/core";
 import { createAnswerText } from "./answer-text.js";
 
@@ -42,6 +45,16 @@ export type HttpMessage =
   | { type: "steer"; text: string; messageId?: string }
   | { type: "abort"; messageId?: string };
 
+/** `/new` or `/compact` of a thread (POST /v1/threads/{id}/new, …/compact). */
+export interface ThreadCommand {
+  threadId: string;
+  command: "new" | "compact";
+  messageId?: string;
+}
+
+/** What a command did; "held": a `guppy chat` has the thread open (`reason` says so). */
+export type ThreadCommandResult = ResetResult | CompactResult | { status: "held"; reason: string };
+
 /** `threadId`: the id's one spelling ("http:api" is "http:api:default"), for routes to use. */
 export type ThreadLookup =
   | { status: "known"; threadId: string }
@@ -71,6 +84,8 @@ export interface BackendCalls {
   statuses(threadIds: string[]): Promise<ThreadSummary[]>;
   /** Where the thread's log.jsonl is: the worker reads it itself. */
   logFile(threadId: string): Promise<string>;
+  /** `orchestrator.reset` or `.compact`: resolves once done (after the running turn). */
+  command(request: ThreadCommand): Promise<ThreadCommandResult>;
 }
 
 /**
@@ -88,7 +103,7 @@ export interface HttpBackend extends BackendCalls {
 }
 
 export interface LocalBackendOptions {
-  orchestrator: Pick<Orchestrator, "send" | "status" | "threads">;
+  orchestrator: Pick<Orchestrator, "send" | "status" | "threads" | "reset" | "compact">;
   store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads">;
   subscribe?: (listener: OrchestratorListener) => () => void;
 }
@@ -136,6 +151,16 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
     statuses: async (threadIds) => threadIds.map((id) => orchestrator.status(id)),
     readLog: async (threadId) => store.readLog(threadId),
     logFile: async (threadId) => store.logFile(threadId),
+    command: async ({ threadId, command, messageId }) => {
+      try {
+        return command === "new"
+          ? await orchestrator.reset(threadId, messageId)
+          : await orchestrator.compact(threadId, messageId);
+      } catch (error) {
+        if (error instanceof ThreadHeldError) return { status: "held", reason: error.message };
+        throw error;
+      }
+    },
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
   };
 }

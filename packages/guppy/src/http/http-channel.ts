@@ -3,6 +3,7 @@ import type { Logger } from "@guppy/core";
 import type { GatewayChannel, GatewayContext } from "../gateway/gateway-channel.js";
 import { type HttpConfig, resolveApiToken } from "./api-token.js";
 import { serveBackend } from "./backend-rpc.js";
+import { localUrl } from "./gateway-file.js";
 import { createLocalBackend, type HttpBackend } from "./http-backend.js";
 import type { HttpWorkerData, HttpWorkerReport } from "./http-worker.js";
 
@@ -79,6 +80,7 @@ export function createHttpChannel(
       data.port = current.port;
       const host = current.address.includes(":") ? `[${current.address}]` : current.address;
       say(`HTTP API listening on http://${host}:${current.port}`);
+      context.listening?.(localUrl(current.address, current.port));
       logger.info("HTTP API listening", { host: current.address, port: current.port });
     },
     async stop() {

@@ -1,16 +1,19 @@
-import type { RunnerEvent } from "@guppy/core";
 import type { Styles } from "./ansi.js";
 import type { Spinner } from "./spinner.js";
 import { terminalSafe, terminalSafeText } from "./terminal-safe.js";
+import type { ThreadClientEvent } from "./thread-client.js";
 
-/** Shows runner events in the terminal: streamed text, a spinner while waiting, dim tool lines. */
+/**
+ * Shows a thread's events in the terminal: streamed text, a spinner while waiting, dim tool
+ * lines, guppy's notices.
+ */
 export function createChatRenderer(deps: {
   out: NodeJS.WritableStream;
   styles: Styles;
   spinner: Spinner;
   /** Rewords a provider's error (the terminal names an endpoint it could not reach). */
   explainError?: (message: string) => string;
-}): (event: RunnerEvent) => void {
+}): (event: ThreadClientEvent) => void {
   const { out, styles, spinner } = deps;
   const explain = deps.explainError ?? ((message: string) => message);
   let atLineStart = true;
@@ -72,6 +75,10 @@ export function createChatRenderer(deps: {
             ),
           ),
         );
+        break;
+      case "notice":
+        spinner.stop();
+        line(styles.dim(terminalSafeText(event.text)));
         break;
       case "run_end":
         spinner.stop();

@@ -1,5 +1,4 @@
 import { createInterface } from "node:readline";
-import type { AgentRunner } from "@guppy/core";
 import { createAsyncQueue } from "../async/async-queue.js";
 import { colorEnabled, createStyles } from "./ansi.js";
 import { createChatRenderer } from "./chat-renderer.js";
@@ -9,26 +8,24 @@ import {
   createPromptAssembler,
 } from "./prompt-assembler.js";
 import { createSpinner } from "./spinner.js";
-import { compactText, statusText } from "./status-text.js";
+import { statusText } from "./status-text.js";
+import type { ThreadClient } from "./thread-client.js";
 
 const slashHelp =
   "/new  start a fresh conversation\n/compact  summarise the older part of the context now\n/status  model, context, tokens, cost\n/exit  quit";
 
 /**
- * The interactive terminal: reads prompts, runs them through the runner, renders its events.
+ * The interactive terminal: reads prompts, sends them to the thread, renders its events.
  * A paste is one prompt, however many lines it has (prompt-assembler.ts). Ctrl+C stops a running
  * answer; at the prompt, a second Ctrl+C exits. `stop` (SIGHUP, SIGTERM: the caller aborts the
  * run) ends it after the running answer ends.
  */
 export async function runRepl(
-  runner: AgentRunner,
-  modelRef: string,
+  thread: ThreadClient,
   options: {
-    /** Runs a prompt (the chat's bookkeeping around `runner.prompt`). */
-    send: (text: string) => Promise<unknown>;
     explainError?: (message: string) => string;
     stop?: AbortSignal;
-  },
+  } = {},
 ): Promise<number> {
   const { explainError, stop } = options;
   const out = process.stdout;
@@ -39,7 +36,7 @@ export async function runRepl(
     spinner: createSpinner(out, Boolean(out.isTTY), styles),
     ...(explainError ? { explainError } : {}),
   });
-  const unsubscribe = runner.subscribe(render);
+  const unsubscribe = thread.subscribe(render);
   const terminal = Boolean(process.stdin.isTTY);
   const rl = createInterface({ input: process.stdin, output: out, terminal });
   const prompt = (continuation = false) => {
@@ -85,12 +82,12 @@ export async function runRepl(
     process.on("exit", pasteModeOff);
   }
 
-  out.write(styles.dim(`guppy · ${modelRef} · ${runner.threadId} · /help for commands\n`));
+  out.write(styles.dim(`guppy · ${thread.modelRef} · ${thread.threadId} · /help for commands\n`));
   let armedExit = false;
 
   const onInterrupt = () => {
-    if (runner.running) {
-      runner.abort();
+    if (thread.busy()) {
+      thread.abort();
       return;
     }
     if (assembler.drop() > 0) {
@@ -138,19 +135,13 @@ export async function runRepl(
         const text = input.trim();
         const command = text.split(/\s+/)[0];
         if (command === "/exit" || command === "/quit") break;
-        if (command === "/new") {
-          const archived = runner.reset();
-          out.write(
-            styles.dim(
-              archived ? `Started fresh (old context kept at ${archived}).\n` : "Started fresh.\n",
-            ),
-          );
-        } else if (command === "/compact") {
-          const text = await compactText(runner);
+        if (command === "/new" || command === "/compact" || command === "/status") {
+          try {
+            out.write(`${await runCommand(thread, command, styles)}\n`);
+          } catch (error) {
+            out.write(styles.red(`${command} failed: ${(error as Error).message}\n`));
+          }
           if (stop?.aborted) break;
-          out.write(`${text}\n`);
-        } else if (command === "/status") {
-          out.write(`${statusText(runner, modelRef)}\n`);
         } else if (command === "/help") {
           out.write(`${slashHelp}\n`);
         } else {
@@ -165,7 +156,7 @@ export async function runRepl(
           `${ttyOut ? "\r\x1b[2K" : ""}${styles.dim(`(${lineCount} lines, one prompt)`)}\n`,
         );
       }
-      await options.send(input);
+      await thread.prompt(input);
       if (stop?.aborted) break;
       prompt();
     }
@@ -180,4 +171,23 @@ export async function runRepl(
   }
   out.write("\n");
   return 0;
+}
+
+async function runCommand(
+  thread: ThreadClient,
+  command: "/new" | "/compact" | "/status",
+  styles: ReturnType<typeof createStyles>,
+): Promise<string> {
+  switch (command) {
+    case "/new": {
+      const archived = await thread.reset();
+      return styles.dim(
+        archived ? `Started fresh (old context kept at ${archived}).` : "Started fresh.",
+      );
+    }
+    case "/compact":
+      return thread.compact();
+    case "/status":
+      return statusText(await thread.status());
+  }
 }

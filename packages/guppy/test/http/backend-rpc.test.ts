@@ -51,6 +51,11 @@ const usage: RunnerEvent = {
   },
   totals: { input: 3, output: 2, cacheRead: 0, cacheWrite: 0, cost: 0, requests: 1 },
 };
+/** `/new` and `/compact` of an orchestrator these tests never call. */
+const noCommands = {
+  reset: () => Promise.reject(new Error("unused")),
+  compact: () => Promise.reject(new Error("unused")),
+};
 const runEnd: RunnerEvent = { type: "run_end", text: "hello", stopReason: "stop" };
 const later = () => new Promise((r) => setTimeout(r, 5));
 /** Waits for what crosses the port (a loaded machine may take a while), 5 s at most. */
@@ -86,6 +91,7 @@ function scriptedBackend(result: SendResult) {
   const sent: Array<{ threadId: string; message: HttpMessage }> = [];
   let reply: PromptReply | undefined;
   const backend: HttpBackend = {
+    command: async () => ({ status: "duplicate" }),
     async send(threadId, message) {
       sent.push({ threadId, message });
       if (message.type === "prompt") reply = message.reply;
@@ -281,6 +287,7 @@ describe("HTTP backend across a message port", () => {
     const listeners = new Set<(event: OrchestratorEvent) => void>();
     const local = createLocalBackend({
       orchestrator: {
+        ...noCommands,
         send: () => ({ status: "delivered" }),
         status: () => {
           throw new Error("unused");
@@ -345,6 +352,7 @@ describe("local HTTP backend", () => {
     const sent: unknown[] = [];
     const local = createLocalBackend({
       orchestrator: {
+        ...noCommands,
         send: (_threadId, message) => {
           sent.push(message);
           if (message.type === "prompt") {
@@ -412,6 +420,7 @@ describe("local HTTP backend", () => {
     ];
     const local = createLocalBackend({
       orchestrator: {
+        ...noCommands,
         send: (_threadId, message) => {
           if (message.type === "prompt") for (const e of run) message.thread?.onEvent?.(e);
           return { status: "queued", inboxId: "i", position: 0 };

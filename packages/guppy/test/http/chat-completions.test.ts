@@ -17,6 +17,7 @@ const TOKEN = "t0ken";
 function scriptedBackend(result: () => Promise<SendResult>) {
   const replies = new Map<string, PromptReply>();
   const backend: HttpBackend = {
+    command: async () => ({ status: "duplicate" }),
     async send(threadId: string, message: HttpMessage) {
       if (message.type === "prompt" && message.reply) replies.set(threadId, message.reply);
       return result();

@@ -10,6 +10,7 @@ function threadsBackend(threads: string[]): HttpBackend {
   const known = new Set(threads.map(canonicalThreadId));
   const backend: HttpBackend = {
     send: async () => ({ status: "delivered" }),
+    command: async () => ({ status: "duplicate" }),
     async thread(id) {
       let threadId: string;
       try {

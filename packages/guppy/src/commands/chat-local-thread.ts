@@ -1,0 +1,133 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import {
+  canonicalThreadId,
+  createOrchestrator,
+  createThreadRunner,
+  type GuppyConfig,
+  killLeftoverTrees,
+  type Logger,
+  type ResolvedModel,
+  RUNNING_TOOLS_FILE,
+  recordRunningTrees,
+  type Store,
+} from "@guppy/core";
+import {
+  createListeners,
+  type PromptOutcome,
+  type ThreadClient,
+} from "../terminal/thread-client.js";
+
+/** `<thread dir>/chat-inbox.jsonl`: the prompts a `guppy chat` accepted, until answered. */
+export const CHAT_INBOX_FILE = "chat-inbox.jsonl";
+
+export interface LocalThreadOptions {
+  threadId: string;
+  config: GuppyConfig;
+  resolved: ResolvedModel;
+  store: Store;
+  logger: Logger;
+}
+
+/**
+ * The chat's thread run by an orchestrator in this process — the gateway's code, for one
+ * thread: its prompts go through a durable inbox in the thread's folder (a chat killed mid-run
+ * has its prompt run again, or reported, at the next start), the log cursor, status.json,
+ * backfill and abort are the orchestrator's. The caller holds the session's chat.lock throughout
+ * (lockChatSession), from before `start` until after `close`. `start` kills the tool commands a killed chat of
+ * the session left running, then replays what its inbox holds.
+ */
+export function createLocalThread(
+  options: LocalThreadOptions,
+): ThreadClient & { start(): Promise<void> } {
+  const { threadId, config, resolved, store, logger } = options;
+  const dir = store.threadDir(threadId);
+  const journal = join(dir, CHAT_INBOX_FILE);
+  const orchestrator = createOrchestrator({
+    store,
+    maxConcurrent: 1,
+    queueDepth: config.queueDepth,
+    idleTimeoutMs: config.idleTimeoutSeconds * 1000,
+    modelName: resolved.ref,
+    contextWindow: resolved.model.contextWindow,
+    logger,
+    // The chat holds the session's chat.lock already, and lets go of it after `close`.
+    inbox: { file: journal, lock: () => () => {} },
+    createRunner: (id) => createThreadRunner({ threadId: id, config, resolved, store, logger }),
+  });
+  // Notices reach the terminal as orchestrator events (below); the handle only takes them.
+  orchestrator.registerChannel({
+    adapterId: "cli",
+    threadHandle: (id) => ({ threadId: id, notice: () => {} }),
+  });
+  const key = canonicalThreadId(threadId);
+  const listeners = createListeners();
+  /** This client's prompts waiting for their run's end, by inbox id. */
+  const waiting = new Map<string, (outcome: PromptOutcome) => void>();
+  orchestrator.subscribe((event) => {
+    if (canonicalThreadId(event.threadId) !== key) return;
+    if (event.type === "notice" && event.text) listeners.emit(event);
+    if (event.type !== "runner") return;
+    listeners.emit(event.event);
+    if (event.event.type !== "run_end") return;
+    const { text, stopReason, errorMessage } = event.event;
+    waiting.get(event.inboxId)?.({ text, stopReason, ...(errorMessage ? { errorMessage } : {}) });
+    waiting.delete(event.inboxId);
+  });
+  const toolsFile = join(dir, RUNNING_TOOLS_FILE);
+
+  return {
+    threadId,
+    modelRef: resolved.ref,
+    busy: () => waiting.size > 0 || orchestrator.status(threadId).state === "running",
+    prompt(text) {
+      const result = orchestrator.send(threadId, {
+        type: "prompt",
+        text,
+        userName: process.env.USER ?? "user",
+      });
+      if (result.status !== "queued") {
+        const reason = "reason" in result ? result.reason : `the prompt was ${result.status}`;
+        listeners.emit({ type: "error", kind: "internal", message: reason });
+        return Promise.resolve({ text: "", stopReason: "error", errorMessage: reason });
+      }
+      return new Promise((resolve) => waiting.set(result.inboxId, resolve));
+    },
+    abort() {
+      orchestrator.send(threadId, { type: "abort" });
+    },
+    subscribe: listeners.subscribe,
+    async reset() {
+      const result = await orchestrator.reset(threadId);
+      return result.status === "reset" ? result.archived : undefined;
+    },
+    async compact() {
+      const result = await orchestrator.compact(threadId);
+      return result.status === "compacted" ? result.report : "";
+    },
+    status: async () => orchestrator.status(threadId),
+    async start() {
+      // The chat holds the session's lock: a command listed there was left by one that was killed.
+      const leftovers = killLeftoverTrees(toolsFile);
+      if (leftovers > 0) {
+        logger.warn(
+          `Killed ${leftovers} tool command(s) left running by a guppy chat that was killed`,
+        );
+      }
+      recordRunningTrees(toolsFile, (error) =>
+        logger.warn(`Could not record the running tool commands in ${toolsFile}`, {
+          error: String(error),
+        }),
+      );
+      await orchestrator.start();
+    },
+    async close() {
+      // Called once the chat's prompts ended: saves the log cursor and status.json.
+      await orchestrator.shutdown(0);
+      recordRunningTrees(undefined);
+      // Every prompt answered, the cursor past their lines: nothing is left to replay, and the
+      // answered prompts' ids, which a gateway keeps until the thread idles, would pile up.
+      if (orchestrator.status(threadId).queued === 0) rmSync(journal, { force: true });
+    },
+  };
+}
