@@ -55,7 +55,7 @@ describe("piece counter", () => {
     for (const [name, text] of Object.entries(texts))
       expect({ name, tokens: count(text) }).toEqual({ name, tokens: exactCount(text) });
     // A markdown table rule can be a run of dashes longer than MAX_PIECE: within 0.1%.
-    const prose = repoFile("docs/architecture.md");
+    const prose = repoFile("docs/configuration.md");
     const exact = exactCount(prose);
     expect(Math.abs(count(prose) - exact)).toBeLessThanOrEqual(exact * 0.001);
     expect(seen.longest).toBeLessThanOrEqual(MAX_PIECE);
