@@ -101,6 +101,7 @@ export interface InboxLocation {
 
 let counter = 0;
 
+// Long by design: one closure per inbox whose methods share the journal and its index.
 export function createInbox(options: {
   store: Store;
   logger?: Logger;

@@ -46,6 +46,7 @@ export interface InboxJournalOptions {
   fsync?: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => void;
 }
 
+// Long by design: one closure per journal whose methods share its descriptor and group commit.
 export function openInboxJournal(
   path: string,
   logger: Logger,

@@ -60,6 +60,7 @@ export class ThreadHeldError extends Error {
  * limit; steer and abort bypass the queue. This keeps the registry of actors, the routing of
  * messages to them, the channel links and the subscribers.
  */
+// Long by design: the returned object's methods share the registry, links and host state.
 export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchestrator {
   const { store } = options;
   const logger = options.logger ?? silentLogger;

@@ -39,6 +39,7 @@ export interface AccessControl {
   isApproved(channel: string, userId: string): boolean;
 }
 
+// Long by design: one closure per home whose methods share the access files as read.
 export function createAccessControl(options: AccessControlOptions): AccessControl {
   const { store, logger } = options;
   const now = options.now ?? Date.now;

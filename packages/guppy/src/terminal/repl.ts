@@ -20,6 +20,7 @@ const slashHelp =
  * answer; at the prompt, a second Ctrl+C exits. `stop` (SIGHUP, SIGTERM: the caller aborts the
  * run) ends it after the running answer ends.
  */
+// Long by design: one loop whose handlers share readline, the paste assembler and exit state.
 export async function runRepl(
   thread: ThreadClient,
   options: {

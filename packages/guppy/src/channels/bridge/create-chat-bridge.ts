@@ -63,6 +63,7 @@ function userOf(message: Message): ChatUser {
  * (zero LLM calls for strangers), commands are answered here, prompts go to `orchestrator.send`
  * with a ThreadHandle that streams the reply back.
  */
+// Long by design: the handlers registered on the Chat instance share access, commands and posts.
 export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBridge {
   const { adapterName, orchestrator, access, logger, reply } = options;
   const pending = new Set<Promise<unknown>>();

@@ -79,6 +79,7 @@ class SyncFailure {
  * end), the rest of the text follows in new messages; what cannot be posted at all is logged as
  * an error.
  */
+// Long by design: one closure per reply whose methods share its posted messages and timers.
 export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptions): ReplyStream {
   const sleep = options.sleep ?? defaultSleep;
   const { logger, threadId } = options;

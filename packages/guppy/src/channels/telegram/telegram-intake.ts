@@ -86,6 +86,7 @@ export interface TelegramIntakeOptions {
   logger: Pick<Logger, "warn">;
 }
 
+// Long by design: one closure per bot whose methods share the offset and the per-chat queues.
 export function createTelegramIntake(options: TelegramIntakeOptions): TelegramIntake {
   const { handOver, isStop, logger } = options;
   /** Fetched updates not confirmed yet, by update_id. */
