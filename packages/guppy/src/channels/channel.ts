@@ -1,11 +1,5 @@
-import {
-  ConfigError,
-  type ConfigWith,
-  type GuppyConfig,
-  kebab,
-  type SettingDefinitions,
-  type SettingValues,
-} from "@guppy/core";
+import { ConfigError, type ConfigWith, type GuppyConfig } from "@guppy/core";
+import { kebab, type SettingDefinitions, type SettingValues } from "@guppy/core/config";
 import type { AccessConfig } from "../access/access-settings.js";
 import type { GatewayChannel } from "../gateway/gateway-channel.js";
 

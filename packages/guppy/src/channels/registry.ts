@@ -1,4 +1,5 @@
-import { type ConfigWith, type SettingDefinitions, withAppSettings } from "@guppy/core";
+import type { ConfigWith } from "@guppy/core";
+import { type SettingDefinitions, withAppSettings } from "@guppy/core/config";
 import { accessSettings } from "../access/access-settings.js";
 import type { GatewayChannel } from "../gateway/gateway-channel.js";
 import type { ChannelDescriptor } from "./channel.js";

@@ -1,14 +1,11 @@
 import { join } from "node:path";
+import { createOrchestrator, createStore, createThreadRunner, resolveModel } from "@guppy/core";
 import {
-  createOrchestrator,
-  createStore,
-  createThreadRunner,
   killLeftoverTrees,
   killRunningTrees,
   RUNNING_TOOLS_FILE,
   recordRunningTrees,
-  resolveModel,
-} from "@guppy/core";
+} from "@guppy/core/sandbox";
 import { type AppConfig, loadEnabledChannels } from "../channels/registry.js";
 import { ExitCode } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";

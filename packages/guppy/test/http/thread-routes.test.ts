@@ -1,4 +1,4 @@
-import { canonicalThreadId } from "@guppy/core";
+import { canonicalThreadId } from "@guppy/core/thread-layout";
 import { describe, expect, it } from "vitest";
 import { createHttpApp } from "../../src/http/create-http-app.js";
 import type { HttpBackend } from "../../src/http/http-backend.js";

@@ -1,4 +1,4 @@
-import { trimTrailingNewlines } from "@guppy/core";
+import { trimTrailingNewlines } from "@guppy/core/runner";
 import { parseMarkdown } from "chat";
 
 /**

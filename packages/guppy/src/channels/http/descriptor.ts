@@ -1,4 +1,4 @@
-import { hostValue, integerValue, stringValue } from "@guppy/core";
+import { hostValue, integerValue, stringValue } from "@guppy/core/config";
 import { defineChannel } from "../channel.js";
 
 /** The HTTP API (OpenAI-compatible and guppy's own routes): always on, on loopback by default. */
