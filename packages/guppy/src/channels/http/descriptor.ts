@@ -28,6 +28,5 @@ export const http = defineChannel({
   },
   access: false,
   enabled: () => true,
-  // The code stays in src/http/ for now (it moves here once the HTTP work in flight is merged).
-  load: async () => (await import("../../http/http-channel.js")).createHttpChannel(),
+  load: async () => (await import("./http-channel.js")).createHttpChannel(),
 });
