@@ -11,6 +11,10 @@ export default defineConfig({
         ),
       },
       {
+        find: /^@guppy\/core\/(config|context|fs|memory|prompt|runner|sandbox|skills)$/,
+        replacement: fileURLToPath(new URL("./packages/core/src/$1/index.ts", import.meta.url)),
+      },
+      {
         find: /^@guppy\/core$/,
         replacement: fileURLToPath(new URL("./packages/core/src/index.ts", import.meta.url)),
       },

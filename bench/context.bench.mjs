@@ -11,6 +11,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createAgentRunner, createStore } from "@guppy/core";
+import { createTokenCounter } from "@guppy/core/context";
 import {
   fauxAssistantMessage,
   fauxToolCall,
@@ -20,7 +22,6 @@ import {
 import { Type } from "typebox";
 import { SUMMARY_SYSTEM_PROMPT } from "../packages/core/dist/context/summarise.js";
 import { loadEncoder } from "../packages/core/dist/context/token-counter.js";
-import { createAgentRunner, createStore, createTokenCounter } from "../packages/core/dist/index.js";
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

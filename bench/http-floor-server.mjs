@@ -4,7 +4,7 @@
 // client. Prints its port on stdout.
 import { createAdaptorServer } from "@hono/node-server";
 import { Hono } from "hono";
-import { ACCEPT_BACKLOG } from "../packages/guppy/dist/http/listen-http.js";
+import { ACCEPT_BACKLOG } from "../packages/guppy/dist/channels/http/listen-http.js";
 
 const SLOTS = Number(process.argv[2] ?? 64);
 const LATENCY_MS = Number(process.argv[3] ?? 20);

@@ -1,7 +1,7 @@
 // bench/split-message: the reply splitter on long Markdown (prose + code blocks), raw and with
 // Telegram's MarkdownV2 measure (each part rendered to check the 4,096 limit after escaping).
 // Needs a build (npm run build). Prints figures; never fails on a timing.
-import { splitMessage } from "../packages/guppy/dist/channels/format/split-message.js";
+import { splitMessage } from "../packages/guppy/dist/channels/bridge/split-message.js";
 import { renderTelegramMarkdown } from "../packages/guppy/dist/channels/telegram/telegram-format.js";
 
 const code = Array.from(

@@ -5,14 +5,9 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import {
-  buildSystemPrompt,
-  createCoreTools,
-  createHostSandbox,
-  dailyNotePath,
-  loadPromptSources,
-  localDate,
-} from "../packages/core/dist/index.js";
+import { createCoreTools, createSandbox } from "@guppy/core";
+import { dailyNotePath, localDate } from "@guppy/core/memory";
+import { buildSystemPrompt, loadPromptSources } from "@guppy/core/prompt";
 
 const home = mkdtempSync(join(tmpdir(), "guppy-bench-prompt-"));
 const put = (path, text) => {
@@ -41,7 +36,7 @@ mkdirSync(workspaceDir, { recursive: true });
 const tools = createCoreTools({
   workspaceDir,
   artifactsDir: () => join(home, "artifacts"),
-  sandbox: createHostSandbox(),
+  sandbox: createSandbox({ type: "host" }),
   toolResultMaxChars: 10_000,
   bashTimeoutSeconds: 120,
 });

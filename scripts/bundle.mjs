@@ -1,5 +1,5 @@
 // Bundles the built CLI (packages/guppy/dist/cli/main.js) and the HTTP API's worker thread
-// (dist/http/http-worker.js) into packages/guppy/dist/bundle/.
+// (dist/channels/http/http-worker.js) into packages/guppy/dist/bundle/.
 // Why: typebox alone is ~700 ESM files; resolving them costs ~300 ms at every start. Bundling
 // guppy, @guppy/core, pi-ai, pi-agent-core and typebox into a few chunks halves the time to the
 // first LLM request. Everything else stays an ordinary node_modules import; dynamic imports stay
@@ -28,7 +28,7 @@ await build({
   entryPoints: {
     main: "packages/guppy/dist/cli/main.js",
     // The HTTP API's worker thread: http-channel.js starts "./http-worker.js" beside itself.
-    "http-worker": "packages/guppy/dist/http/http-worker.js",
+    "http-worker": "packages/guppy/dist/channels/http/http-worker.js",
   },
   bundle: true,
   platform: "node",

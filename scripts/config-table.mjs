@@ -4,7 +4,7 @@
 //   node scripts/config-table.mjs --write   puts it between the <!-- settings-table --> markers
 // packages/guppy/test/cli/docs-in-sync.test.ts fails while the document holds another table.
 import { readFileSync, writeFileSync } from "node:fs";
-import { settingsTable } from "../packages/core/dist/index.js";
+import { settingsTable } from "@guppy/core/config";
 import { allSettings } from "../packages/guppy/dist/channels/registry.js";
 
 const table = settingsTable(allSettings);

@@ -41,11 +41,6 @@ export function createSandbox(config: SandboxConfig, options: HostSandboxOptions
   }
 }
 
-/** A host sandbox: `createSandbox({ type: "host" }, options)`. */
-export function createHostSandbox(options: HostSandboxOptions = {}): Sandbox {
-  return createSandbox({ type: "host" }, options);
-}
-
 /** Maps a host path to the path the agent's tools see (the sandbox decides). */
 export type PathTranslator = (hostPath: string) => string;
 

@@ -4,7 +4,7 @@ import { validateToolArguments } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { settingsSchema } from "../../src/config/settings-schema.js";
 import type { ExecOptions } from "../../src/sandbox/exec.js";
-import { createHostSandbox, createSandbox } from "../../src/sandbox/sandbox.js";
+import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../../src/tools/bash-timeout.js";
 import { createBashTool } from "../../src/tools/bash-tool.js";
 import { fakeFullDisk } from "../helpers/full-disk.js";
@@ -304,7 +304,7 @@ describe("bash tool", () => {
     const shown = resultText(
       await createBashTool({
         ...fx.ctx,
-        sandbox: createHostSandbox({ secretEnv: ["APP_BOT_TOKEN"] }),
+        sandbox: createSandbox({ type: "host" }, { secretEnv: ["APP_BOT_TOKEN"] }),
       }).execute("1", { command: "env" }),
     );
     expect(shown).not.toContain("app-secret-value");

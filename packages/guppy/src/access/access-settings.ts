@@ -1,4 +1,5 @@
-import { type ConfigWith, listValue, oneOf, type SettingDefinition } from "@guppy/core";
+import type { ConfigWith } from "@guppy/core";
+import { listValue, oneOf, type SettingDefinition } from "@guppy/core/config";
 import {
   type AccessPolicy,
   accessPolicies,

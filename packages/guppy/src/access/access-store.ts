@@ -1,6 +1,7 @@
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, parseJsoncFile } from "@guppy/core";
+import { ConfigError } from "@guppy/core";
+import { parseJsoncFile } from "@guppy/core/config";
 import type { ApprovedUser, Invite, PendingPairing } from "./access-types.js";
 
 /**

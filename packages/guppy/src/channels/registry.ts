@@ -1,7 +1,7 @@
-import { type ConfigWith, type SettingDefinitions, withAppSettings } from "@guppy/core";
+import type { ConfigWith } from "@guppy/core";
+import { type SettingDefinitions, withAppSettings } from "@guppy/core/config";
 import { accessSettings } from "../access/access-settings.js";
-import type { GatewayChannel } from "../gateway/gateway-channel.js";
-import type { ChannelDescriptor } from "./channel.js";
+import type { ChannelDescriptor, GatewayChannel } from "./channel.js";
 import { discord } from "./discord/descriptor.js";
 import { http } from "./http/descriptor.js";
 import { slack } from "./slack/descriptor.js";

@@ -1,4 +1,4 @@
-import { wireApis } from "@guppy/core";
+import { wireApis } from "@guppy/core/config";
 import { accessChannels } from "../channels/registry.js";
 
 export const helpText = `guppy — a small, self-hosted personal AI agent

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { booleanValue, kebab } from "@guppy/core";
+import { booleanValue, kebab } from "@guppy/core/config";
 import { allSettings } from "../channels/registry.js";
 import { UsageError } from "./cli-error.js";
 

@@ -8,13 +8,13 @@ import {
   resolveModel,
   type Store,
 } from "@guppy/core";
+import { API_TOKEN_FILE } from "../channels/http/api-token.js";
+import { type GatewayAddress, readGatewayFile } from "../channels/http/gateway-file.js";
 import type { AppConfig } from "../channels/registry.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { sessionThreadId } from "../cli/session-thread-id.js";
-import { API_TOKEN_FILE } from "../http/api-token.js";
-import { type GatewayAddress, readGatewayFile } from "../http/gateway-file.js";
 import { createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
 import { createModelErrorExplainer } from "../terminal/model-connection-error.js";

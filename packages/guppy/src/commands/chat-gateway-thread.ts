@@ -1,5 +1,5 @@
 import type { RunnerEvent, RunStopReason, ThreadStatus } from "@guppy/core";
-import type { GatewayAddress } from "../http/gateway-file.js";
+import type { GatewayAddress } from "../channels/http/gateway-file.js";
 import {
   createListeners,
   type PromptOutcome,

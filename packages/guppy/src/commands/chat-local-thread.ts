@@ -1,17 +1,15 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import {
-  canonicalThreadId,
   createOrchestrator,
   createThreadRunner,
   type GuppyConfig,
-  killLeftoverTrees,
   type Logger,
   type ResolvedModel,
-  RUNNING_TOOLS_FILE,
-  recordRunningTrees,
   type Store,
 } from "@guppy/core";
+import { killLeftoverTrees, RUNNING_TOOLS_FILE, recordRunningTrees } from "@guppy/core/sandbox";
+import { canonicalThreadId } from "@guppy/core/thread-layout";
 import {
   createListeners,
   type PromptOutcome,

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { lockByPid, lockHolder, type Store } from "@guppy/core";
+import type { Store } from "@guppy/core";
+import { lockByPid, lockHolder } from "@guppy/core/fs";
 import { CHAT_LOCK_FILE } from "@guppy/core/thread-layout";
 import { UsageError } from "../cli/cli-error.js";
 

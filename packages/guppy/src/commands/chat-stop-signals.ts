@@ -1,6 +1,6 @@
 import { constants } from "node:os";
 import { isatty } from "node:tty";
-import { killRunningTrees } from "@guppy/core";
+import { killRunningTrees } from "@guppy/core/sandbox";
 import { oneShot, whenOutputFails } from "../cli/output-errors.js";
 
 /**

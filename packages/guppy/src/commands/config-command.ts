@@ -1,4 +1,4 @@
-import { describeConfig } from "@guppy/core";
+import { describeConfig } from "@guppy/core/config";
 import { ExitCode } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";

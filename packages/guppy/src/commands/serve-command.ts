@@ -1,22 +1,19 @@
 import { join } from "node:path";
+import { createOrchestrator, createStore, createThreadRunner, resolveModel } from "@guppy/core";
 import {
-  createOrchestrator,
-  createStore,
-  createThreadRunner,
   killLeftoverTrees,
   killRunningTrees,
   RUNNING_TOOLS_FILE,
   recordRunningTrees,
-  resolveModel,
-} from "@guppy/core";
+} from "@guppy/core/sandbox";
+import type { GatewayChannel, GatewayContext } from "../channels/channel.js";
+import { removeGatewayFile, writeGatewayFile } from "../channels/http/gateway-file.js";
 import { type AppConfig, loadEnabledChannels } from "../channels/registry.js";
 import { ExitCode } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
-import type { GatewayChannel, GatewayContext } from "../gateway/gateway-channel.js";
 import { createGatewayLogger } from "../gateway/gateway-logger.js";
-import { removeGatewayFile, writeGatewayFile } from "../http/gateway-file.js";
 import { heldByChat } from "./chat-session-lock.js";
 import { loadCliConfig } from "./load-cli-config.js";
 

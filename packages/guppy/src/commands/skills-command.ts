@@ -1,5 +1,8 @@
 import { join } from "node:path";
-import { isConfigError, loadSkills, parseThreadId, type Skill, scopeDirs } from "@guppy/core";
+import { isConfigError } from "@guppy/core";
+import { scopeDirs } from "@guppy/core/memory";
+import { loadSkills, type Skill } from "@guppy/core/skills";
+import { parseThreadId } from "@guppy/core/thread-layout";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";

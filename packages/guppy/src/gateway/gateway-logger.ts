@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Logger, type OrchestratorEvent, oneLine } from "@guppy/core";
+import type { Logger, OrchestratorEvent } from "@guppy/core";
+import { oneLine } from "@guppy/core/runner";
 import { pino } from "pino";
 import { terminalSafe } from "../terminal/terminal-safe.js";
 import { createLogFileWriter, createTurnBatchedWriter } from "./turn-batched-writer.js";

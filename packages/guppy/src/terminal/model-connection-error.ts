@@ -1,5 +1,5 @@
 import { subscribe, unsubscribe } from "node:diagnostics_channel";
-import { maskUrlCredentials } from "@guppy/core";
+import { maskUrlCredentials } from "@guppy/core/config";
 
 /**
  * What the provider SDKs say when a request never reached the server (the OpenAI and Anthropic

@@ -1,5 +1,5 @@
 import { createInterface } from "node:readline";
-import { createAsyncQueue } from "../async/async-queue.js";
+import { createAsyncQueue } from "../channels/http/async-queue.js";
 import { colorEnabled, createStyles } from "./ansi.js";
 import { createChatRenderer } from "./chat-renderer.js";
 import {

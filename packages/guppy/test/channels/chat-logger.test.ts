@@ -1,5 +1,4 @@
-import type { Logger } from "@guppy/core";
-import { loadConfig } from "@guppy/core";
+import { type Logger, loadConfig } from "@guppy/core";
 import { describe, expect, it } from "vitest";
 import { secretValues, toChatLogger } from "../../src/channels/bridge/chat-logger.js";
 import { guppySettings } from "../../src/channels/registry.js";

@@ -1,4 +1,5 @@
-import { loadConfig, secretEnvNames, settingsSchema, withAppSettings } from "@guppy/core";
+import { loadConfig } from "@guppy/core";
+import { secretEnvNames, settingsSchema, withAppSettings } from "@guppy/core/config";
 import { describe, expect, it, vi } from "vitest";
 import {
   accessChannels,

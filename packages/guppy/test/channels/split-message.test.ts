@@ -1,10 +1,9 @@
 import { parseMarkdown } from "chat";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { endsInsideCodeBlock, reopenAt } from "../../src/channels/bridge/markdown-scan.js";
 import {
-  endsInsideCodeBlock,
   renderPart,
-  reopenAt,
   splitMessage,
   splitMessageParts,
 } from "../../src/channels/bridge/split-message.js";

@@ -13,12 +13,12 @@ import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { createLineLogger } from "@guppy/core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { GatewayChannel } from "../../src/channels/channel.js";
 import {
   createTelegramChannel,
   type TelegramConfig,
 } from "../../src/channels/telegram/create-telegram-channel.js";
 import { telegram } from "../../src/channels/telegram/descriptor.js";
-import type { GatewayChannel } from "../../src/gateway/gateway-channel.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { type FakeBotApi, startFakeBotApi } from "./helpers/fake-bot-api.js";
 import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";

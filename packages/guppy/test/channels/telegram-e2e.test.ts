@@ -2,12 +2,12 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { GatewayChannel } from "../../src/channels/channel.js";
 import {
   createTelegramChannel,
   type TelegramConfig,
 } from "../../src/channels/telegram/create-telegram-channel.js";
 import { telegram } from "../../src/channels/telegram/descriptor.js";
-import type { GatewayChannel } from "../../src/gateway/gateway-channel.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
 import { type ServeProcess, startServe } from "../serve/serve-harness.js";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
-import { settingsTable, wireApis } from "@guppy/core";
+import { settingsTable, wireApis } from "@guppy/core/config";
 import { describe, expect, it } from "vitest";
 import { createAccessStore } from "../../src/access/access-store.js";
 import { allSettings } from "../../src/channels/registry.js";

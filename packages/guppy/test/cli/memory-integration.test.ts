@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
-import { dailyNotePath, localDate } from "@guppy/core";
+import { dailyNotePath, localDate } from "@guppy/core/memory";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   lastMessage,

@@ -1,4 +1,4 @@
-import { MIN_CONTEXT_WINDOW } from "@guppy/core";
+import { MIN_CONTEXT_WINDOW } from "@guppy/core/config";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";

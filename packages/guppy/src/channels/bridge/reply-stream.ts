@@ -1,11 +1,11 @@
 import type { Logger, RunnerEvent } from "@guppy/core";
+import { reopenAt } from "./markdown-scan.js";
 import {
   classifySendError,
   defaultSleep,
   isNotModified,
   withRateLimitRetry,
 } from "./rate-limit-retry.js";
-import { reopenAt } from "./split-message.js";
 
 /** A message guppy posted and may edit while the reply streams in. */
 export interface ReplyMessage {

@@ -4,7 +4,7 @@ import { Chat } from "chat";
 import { type AccessConfig, channelAccessSettings } from "../../access/access-settings.js";
 import { createAccessStore } from "../../access/access-store.js";
 import { createAccessControl } from "../../access/create-access-control.js";
-import type { GatewayContext } from "../../gateway/gateway-channel.js";
+import type { GatewayContext } from "../channel.js";
 import { secretValues, toChatLogger } from "./chat-logger.js";
 import type { ReplySettings } from "./chat-thread-handle.js";
 import { type ChatBridge, type ChatBridgeOptions, createChatBridge } from "./create-chat-bridge.js";

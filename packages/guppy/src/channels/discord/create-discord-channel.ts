@@ -1,7 +1,6 @@
 import { createDiscordAdapter } from "@chat-adapter/discord";
 import type { AccessConfig } from "../../access/access-settings.js";
 import { createAccessStore } from "../../access/access-store.js";
-import type { GatewayChannel } from "../../gateway/gateway-channel.js";
 import { secretValues, toChatLogger } from "../bridge/chat-logger.js";
 import { splitMessage } from "../bridge/split-message.js";
 import {
@@ -9,7 +8,7 @@ import {
   startChatChannel,
   stopChatChannel,
 } from "../bridge/start-chat-channel.js";
-import { type ChannelInfo, refusedToken } from "../channel.js";
+import { type ChannelInfo, type GatewayChannel, refusedToken } from "../channel.js";
 import { checkBotToken, DISCORD_API_DEFAULT } from "./check-bot-token.js";
 import { keepGatewayOpen } from "./keep-gateway-open.js";
 

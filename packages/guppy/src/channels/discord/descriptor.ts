@@ -1,4 +1,4 @@
-import { stringValue, tokenValue } from "@guppy/core";
+import { stringValue, tokenValue } from "@guppy/core/config";
 import { accessPolicySetting } from "../../access/access-settings.js";
 import { defineChannel } from "../channel.js";
 

@@ -1,4 +1,4 @@
-import { hostValue, integerValue, stringValue } from "@guppy/core";
+import { hostValue, integerValue, stringValue } from "@guppy/core/config";
 import { defineChannel } from "../channel.js";
 
 /** The HTTP API (OpenAI-compatible and guppy's own routes): always on, on loopback by default. */
@@ -28,6 +28,5 @@ export const http = defineChannel({
   },
   access: false,
   enabled: () => true,
-  // The code stays in src/http/ for now (it moves here once the HTTP work in flight is merged).
-  load: async () => (await import("../../http/http-channel.js")).createHttpChannel(),
+  load: async () => (await import("./http-channel.js")).createHttpChannel(),
 });

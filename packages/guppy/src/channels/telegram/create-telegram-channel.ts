@@ -2,7 +2,6 @@ import { silentLogger } from "@guppy/core";
 import { type AccessConfig, channelAccessSettings } from "../../access/access-settings.js";
 import { createAccessStore } from "../../access/access-store.js";
 import { createAccessControl } from "../../access/create-access-control.js";
-import type { GatewayChannel } from "../../gateway/gateway-channel.js";
 import { secretValues, toChatLogger } from "../bridge/chat-logger.js";
 import { splitMessage } from "../bridge/split-message.js";
 import {
@@ -10,7 +9,7 @@ import {
   startChatChannel,
   stopChatChannel,
 } from "../bridge/start-chat-channel.js";
-import { type ChannelInfo, refusedToken, settingName } from "../channel.js";
+import { type ChannelInfo, type GatewayChannel, refusedToken, settingName } from "../channel.js";
 import { createGuppyTelegramAdapter } from "./guppy-telegram-adapter.js";
 import { registerTelegramCommands } from "./register-telegram-commands.js";
 import { renderTelegramMarkdown, TELEGRAM_MESSAGE_LIMIT } from "./telegram-format.js";

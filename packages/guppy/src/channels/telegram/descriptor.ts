@@ -1,4 +1,4 @@
-import { tokenValue, urlValue } from "@guppy/core";
+import { tokenValue, urlValue } from "@guppy/core/config";
 import { accessPolicySetting } from "../../access/access-settings.js";
 import { defineChannel } from "../channel.js";
 

@@ -1,7 +1,8 @@
 import { existsSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { TelegramMessage, TelegramUpdate } from "@chat-adapter/telegram";
-import { type Logger, readJsonl } from "@guppy/core";
+import type { Logger } from "@guppy/core";
+import { readJsonl } from "@guppy/core/fs";
 
 /**
  * Which updates guppy has taken from getUpdates, and the offset that may confirm them: Telegram

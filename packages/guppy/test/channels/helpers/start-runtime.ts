@@ -9,8 +9,8 @@ import {
   type Store,
   silentLogger,
 } from "@guppy/core";
+import type { GatewayContext } from "../../../src/channels/channel.js";
 import { type AppConfig, guppySettings } from "../../../src/channels/registry.js";
-import type { GatewayContext } from "../../../src/gateway/gateway-channel.js";
 import type { MockLlm } from "../../helpers/mock-llm.js";
 import { tempHome } from "../../helpers/run-cli.js";
 

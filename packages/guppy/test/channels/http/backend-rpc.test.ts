@@ -8,13 +8,13 @@ import {
   createRemoteBackend,
   REQUESTS_PER_TURN,
   serveBackend,
-} from "../../src/http/backend-rpc.js";
+} from "../../../src/channels/http/backend-rpc.js";
 import {
   createLocalBackend,
   type HttpBackend,
   type HttpMessage,
   type PromptReply,
-} from "../../src/http/http-backend.js";
+} from "../../../src/channels/http/http-backend.js";
 
 /** The two ends of backend-rpc over a real MessageChannel (what the worker thread uses). */
 const open: Array<() => void> = [];

@@ -1,6 +1,6 @@
 import type { RunnerEvent } from "@guppy/core";
 import { describe, expect, it } from "vitest";
-import { createAnswerText } from "../../src/http/answer-text.js";
+import { createAnswerText } from "../../../src/channels/http/answer-text.js";
 
 const delta = (text: string): RunnerEvent => ({ type: "text_delta", delta: text });
 const call = (id: string): RunnerEvent => ({

@@ -16,9 +16,9 @@ import {
   registerFauxProvider,
 } from "@mariozechner/pi-ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createRemoteBackend, serveBackend } from "../../src/http/backend-rpc.js";
-import { createHttpApp } from "../../src/http/create-http-app.js";
-import { createLocalBackend } from "../../src/http/http-backend.js";
+import { createRemoteBackend, serveBackend } from "../../../src/channels/http/backend-rpc.js";
+import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
+import { createLocalBackend } from "../../../src/channels/http/http-backend.js";
 
 const TOKEN = "a-token-of-some-length";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bearerMatches } from "../../src/http/bearer-token.js";
+import { bearerMatches } from "../../../src/channels/http/bearer-token.js";
 
 const token = "0123456789abcdef-token";
 

@@ -4,9 +4,13 @@ import type { RunnerEvent, SendResult } from "@guppy/core";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
-import { writeWhenReady } from "../../src/http/chat-completions.js";
-import { createHttpApp } from "../../src/http/create-http-app.js";
-import type { HttpBackend, HttpMessage, PromptReply } from "../../src/http/http-backend.js";
+import { writeWhenReady } from "../../../src/channels/http/chat-completions.js";
+import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
+import type {
+  HttpBackend,
+  HttpMessage,
+  PromptReply,
+} from "../../../src/channels/http/http-backend.js";
 
 const TOKEN = "t0ken";
 

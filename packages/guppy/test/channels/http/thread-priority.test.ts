@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 
 /** The built module (npm test builds before it runs the tests): a worker thread imports it. */
 const moduleUrl = pathToFileURL(
-  fileURLToPath(new URL("../../dist/http/thread-priority.js", import.meta.url)),
+  fileURLToPath(new URL("../../../dist/channels/http/thread-priority.js", import.meta.url)),
 ).href;
 
 /** A thread's nice value, from /proc/<pid>/task/<tid>/stat (field 19). */

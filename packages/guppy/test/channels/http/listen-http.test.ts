@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
-import { ACCEPT_BACKLOG, closeHttp, listenHttp } from "../../src/http/listen-http.js";
+import { ACCEPT_BACKLOG, closeHttp, listenHttp } from "../../../src/channels/http/listen-http.js";
 
 /** iproute2's `ss` reports a listening socket's backlog (its Send-Q); absent off Linux. */
 const hasSs = (() => {

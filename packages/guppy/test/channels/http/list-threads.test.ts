@@ -4,11 +4,11 @@ import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import { createOrchestrator, createStore } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { createRemoteBackend, serveBackend } from "../../src/http/backend-rpc.js";
-import { createHttpApp } from "../../src/http/create-http-app.js";
-import { createLocalBackend, type HttpBackend } from "../../src/http/http-backend.js";
-import { listThreadDirs } from "../../src/http/list-thread-dirs.js";
-import { listThreads, STATUSES_PER_CALL } from "../../src/http/list-threads.js";
+import { createRemoteBackend, serveBackend } from "../../../src/channels/http/backend-rpc.js";
+import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
+import { createLocalBackend, type HttpBackend } from "../../../src/channels/http/http-backend.js";
+import { listThreadDirs } from "../../../src/channels/http/list-thread-dirs.js";
+import { listThreads, STATUSES_PER_CALL } from "../../../src/channels/http/list-threads.js";
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createOrchestrator, createStore, type Logger, loadConfig } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { http } from "../../src/channels/http/descriptor.js";
-import { createHttpChannel } from "../../src/http/http-channel.js";
+import { http } from "../../../src/channels/http/descriptor.js";
+import { createHttpChannel } from "../../../src/channels/http/http-channel.js";
 
 const dirs: string[] = [];
 afterEach(() => {

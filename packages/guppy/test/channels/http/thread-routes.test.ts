@@ -1,7 +1,7 @@
-import { canonicalThreadId } from "@guppy/core";
+import { canonicalThreadId } from "@guppy/core/thread-layout";
 import { describe, expect, it } from "vitest";
-import { createHttpApp } from "../../src/http/create-http-app.js";
-import type { HttpBackend } from "../../src/http/http-backend.js";
+import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
+import type { HttpBackend } from "../../../src/channels/http/http-backend.js";
 
 const TOKEN = "a-token-of-some-length";
 

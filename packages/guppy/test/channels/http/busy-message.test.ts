@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { busyMessage } from "../../src/http/busy-message.js";
+import { busyMessage } from "../../../src/channels/http/busy-message.js";
 
 describe("the 429's message", () => {
   it("counts the prompts waiting, one or more", () => {

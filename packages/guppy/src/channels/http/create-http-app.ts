@@ -1,7 +1,7 @@
 import type { OrchestratorEvent } from "@guppy/core";
 import { type Context, Hono } from "hono";
 import { streamSSE } from "hono/streaming";
-import { createAsyncQueue } from "../async/async-queue.js";
+import { createAsyncQueue } from "./async-queue.js";
 import { bearerMatches } from "./bearer-token.js";
 import { busyMessage } from "./busy-message.js";
 import { chatCompletions } from "./chat-completions.js";

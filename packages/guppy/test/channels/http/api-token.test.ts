@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isConfigError, loadConfig } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { http } from "../../src/channels/http/descriptor.js";
-import { resolveApiToken } from "../../src/http/api-token.js";
+import { resolveApiToken } from "../../../src/channels/http/api-token.js";
+import { http } from "../../../src/channels/http/descriptor.js";
 
 const homes: string[] = [];
 afterEach(() => {

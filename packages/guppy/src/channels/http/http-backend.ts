@@ -1,8 +1,6 @@
 import { existsSync } from "node:fs";
 import {
   type CompactResult,
-  canonicalThreadId,
-  type LogEntry,
   type Orchestrator,
   type OrchestratorEvent,
   type OrchestratorListener,
@@ -13,6 +11,7 @@ import {
   type ThreadHandle,
   ThreadHeldError,
 } from "@guppy/core";
+import { canonicalThreadId, type LogEntry } from "@guppy/core/thread-layout";
 import { createAnswerText } from "./answer-text.js";
 
 /**

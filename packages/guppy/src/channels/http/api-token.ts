@@ -10,7 +10,7 @@ export const MIN_API_TOKEN_LENGTH = 16;
 
 const TOKEN_RULE = `an API token is at least ${MIN_API_TOKEN_LENGTH} characters of visible ASCII (letters, digits, punctuation; no spaces)`;
 
-/** The settings of the HTTP API (channels/http/descriptor.ts). */
+/** The settings of the HTTP API (descriptor.ts). */
 export type HttpConfig = GuppyConfig & { httpHost: string; httpPort: number; apiToken?: string };
 
 export interface ApiToken {

@@ -1,6 +1,6 @@
 import { MessageChannel, Worker } from "node:worker_threads";
 import type { Logger } from "@guppy/core";
-import type { GatewayChannel, GatewayContext } from "../gateway/gateway-channel.js";
+import type { GatewayChannel, GatewayContext } from "../channel.js";
 import { type HttpConfig, resolveApiToken } from "./api-token.js";
 import { serveBackend } from "./backend-rpc.js";
 import { localUrl } from "./gateway-file.js";

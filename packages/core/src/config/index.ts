@@ -1,0 +1,32 @@
+// @guppy/core/config: settings schema, value parsers and the helpers the CLI's config commands
+// use (loadConfig and ConfigError are in the package root).
+export {
+  describeConfig,
+  kebab,
+  resolveHome,
+  withAppSettings,
+} from "./load-config.js";
+export { maskUrlCredentials } from "./mask-url-credentials.js";
+export { parseJsoncFile } from "./parse-jsonc-file.js";
+export {
+  booleanValue,
+  hostValue,
+  integerValue,
+  listValue,
+  oneOf,
+  type Parser,
+  stringValue,
+  tokenValue,
+  urlValue,
+} from "./setting-parsers.js";
+export {
+  MIN_CONTEXT_WINDOW,
+  type SettingDefinition,
+  type SettingDefinitions,
+  type SettingValues,
+  secretEnvNames,
+  settingsSchema,
+  type WireApi,
+  wireApis,
+} from "./settings-schema.js";
+export { settingsTable } from "./settings-table.js";
