@@ -1,3 +1,3 @@
 // @guppy/core/fs: the durable-file toolkit's parts an app uses (JSONL reading, pid locks).
 export { readJsonl } from "./jsonl.js";
-export { lockByPid, lockHolder } from "./pid-lock.js";
+export { lockByPid, lockHolder, pidAlive } from "./pid-lock.js";

@@ -39,7 +39,7 @@ export function lockByPid(path: string, held: (owner: number) => Error): () => v
     }
     const owner = ownerOf(path);
     if (owner === process.pid) return () => {};
-    if (owner !== undefined && alive(owner) && !stale(path, owner)) throw held(owner);
+    if (owner !== undefined && pidAlive(owner) && !stale(path, owner)) throw held(owner);
     // Left by a process that is gone: take it over.
     rmSync(path, { force: true });
   }
@@ -49,7 +49,7 @@ export function lockByPid(path: string, held: (owner: number) => Error): () => v
 /** The live process holding the lock at `path` (by the rules above), or undefined: none. */
 export function lockHolder(path: string): number | undefined {
   const owner = ownerOf(path);
-  return owner !== undefined && alive(owner) && !stale(path, owner) ? owner : undefined;
+  return owner !== undefined && pidAlive(owner) && !stale(path, owner) ? owner : undefined;
 }
 
 function ownerOf(path: string): number | undefined {
@@ -77,7 +77,8 @@ function stale(path: string, pid: number): boolean {
   }
 }
 
-function alive(pid: number): boolean {
+/** Whether a process with this pid exists (EPERM: it does, but belongs to someone else). */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,5 +1,6 @@
 import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { pidAlive } from "@guppy/core/fs";
 
 /**
  * `<home>/gateway.json` (mode 600): where the running `guppy serve` of a home answers, so a
@@ -44,7 +45,7 @@ export function removeGatewayFile(home: string): void {
 /** The gateway running on `home`, or undefined: none, or a file left by one that is gone. */
 export function readGatewayFile(home: string): GatewayAddress | undefined {
   const address = readAddress(join(home, GATEWAY_FILE));
-  return address && alive(address.pid) ? address : undefined;
+  return address && pidAlive(address.pid) ? address : undefined;
 }
 
 function readAddress(path: string): GatewayAddress | undefined {
@@ -54,14 +55,5 @@ function readAddress(path: string): GatewayAddress | undefined {
     return value as GatewayAddress;
   } catch {
     return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
