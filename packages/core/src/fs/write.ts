@@ -123,12 +123,13 @@ export function fileWriteError(doing: string, path: string, error: unknown): Err
 /**
  * Writes a whole file through a temp file in the same directory and a rename: readers see the old
  * or the new content, never half. When any step fails (a disk too full for the new content) the
- * temp file is removed and the file at `path` is left as it was; the error names `path`.
+ * temp file is removed and the file at `path` is left as it was; the error names `path`. `mode`:
+ * the new file's permissions (0o600 for one only its owner may read).
  */
-export function writeFileAtomic(path: string, content: string): void {
+export function writeFileAtomic(path: string, content: string, mode?: number): void {
   const tmp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
-    const fd = openSync(tmp, "w");
+    const fd = openSync(tmp, "w", mode);
     try {
       writeFully(fd, content);
       fsyncSync(fd);

@@ -1,6 +1,6 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { pidAlive } from "@guppy/core/fs";
+import { pidAlive, writeFileAtomic } from "@guppy/core/fs";
 
 /**
  * `<home>/gateway.json` (mode 600): where the running `guppy serve` of a home answers, so a
@@ -27,13 +27,10 @@ export function localUrl(address: string, port: number): string {
   return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
-/** Writes the file (through a temp file and a rename: a reader never sees half of it). */
+/** Writes the file, mode 600 (atomically: a reader never sees half of it). */
 export function writeGatewayFile(home: string, url: string): void {
-  const path = join(home, GATEWAY_FILE);
-  const tmp = `${path}.${process.pid}.tmp`;
   const address: GatewayAddress = { pid: process.pid, url, started: new Date().toISOString() };
-  writeFileSync(tmp, `${JSON.stringify(address)}\n`, { mode: 0o600 });
-  renameSync(tmp, path);
+  writeFileAtomic(join(home, GATEWAY_FILE), `${JSON.stringify(address)}\n`, 0o600);
 }
 
 /** Removes the file if it is this process's (a clean stop). */
