@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   createLineLogger,
@@ -8,7 +8,7 @@ import {
   resolveModel,
   type Store,
 } from "@guppy/core";
-import { API_TOKEN_FILE } from "../channels/http/api-token.js";
+import { API_TOKEN_FILE, existingApiToken } from "../channels/http/api-token.js";
 import { type GatewayAddress, readGatewayFile } from "../channels/http/gateway-file.js";
 import type { AppConfig } from "../channels/registry.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
@@ -92,7 +92,7 @@ async function attach(
   // refuses the thread meanwhile): one chat per session, as without a gateway.
   const holder = chatSessionHolder(store, threadId);
   if (holder !== undefined) throw sessionOpenError(session, holder);
-  const token = config.apiToken ?? readTokenFile(config.home);
+  const token = existingApiToken(config);
   if (!token) {
     throw new UsageError(
       `guppy serve (pid ${gateway.pid}) runs on ${config.home} but its API token is not in ${join(config.home, API_TOKEN_FILE)}: set GUPPY_API_TOKEN as it has it`,
@@ -129,14 +129,6 @@ async function runHere(
   } catch (error) {
     unlock();
     throw error;
-  }
-}
-
-function readTokenFile(home: string): string | undefined {
-  try {
-    return readFileSync(join(home, API_TOKEN_FILE), "utf8").trim() || undefined;
-  } catch {
-    return undefined;
   }
 }
 

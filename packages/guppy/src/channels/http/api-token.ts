@@ -56,6 +56,19 @@ function configOrigin(config: HttpConfig): string {
 }
 
 /**
+ * The token a client of the home's running gateway uses (`guppy chat` attaching): the setting,
+ * else the one stored in `<home>/api-token`. Never generated: the gateway made it at its start.
+ */
+export function existingApiToken(config: HttpConfig): string | undefined {
+  if (config.apiToken) return config.apiToken;
+  try {
+    return readFileSync(join(config.home, API_TOKEN_FILE), "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * GUPPY_API_TOKEN (or its setting), else the token stored in `<home>/api-token` (mode 0600),
  * else — only on a loopback host — a new random token saved there. A token from either place
  * that breaks the rule (`apiTokenProblem`) stops the start with a one-line error naming where it
