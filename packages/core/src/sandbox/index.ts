@@ -6,4 +6,5 @@ export {
   killRunningTrees,
   RUNNING_TOOLS_FILE,
   recordRunningTrees,
+  takeOverRunningTrees,
 } from "./process-tree.js";

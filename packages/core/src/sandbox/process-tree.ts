@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { overwriteInPlace } from "../fs/write.js";
+import type { Logger } from "../logging/logger.js";
 
 /** Pids of every descendant of `pid` (Linux /proc walk; empty elsewhere). */
 export function descendantPids(pid: number): number[] {
@@ -259,4 +260,18 @@ function parseTree(line: string): RunningTree | undefined {
   // Only tags this sandbox gives: a hand-edited line must not name every process (an empty tag).
   if (typeof tag !== "string" || !/^GUPPY_EXEC_TAG=[0-9a-f-]{36}$/.test(tag)) return undefined;
   return typeof start === "string" ? { pid, tag, start } : { pid, tag };
+}
+
+/**
+ * Takes the list at `path` over as its one writer (the caller holds the lock that makes it so):
+ * kills what `who`, killed earlier, left running, then records this process's commands there.
+ */
+export function takeOverRunningTrees(path: string, logger: Pick<Logger, "warn">, who: string) {
+  const leftovers = killLeftoverTrees(path);
+  if (leftovers > 0) {
+    logger.warn(`Killed ${leftovers} tool command(s) left running by ${who} that was killed`);
+  }
+  recordRunningTrees(path, (error) =>
+    logger.warn(`Could not record the running tool commands in ${path}`, { error: String(error) }),
+  );
 }

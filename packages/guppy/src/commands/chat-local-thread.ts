@@ -8,7 +8,7 @@ import {
   type ResolvedModel,
   type Store,
 } from "@guppy/core";
-import { killLeftoverTrees, RUNNING_TOOLS_FILE, recordRunningTrees } from "@guppy/core/sandbox";
+import { RUNNING_TOOLS_FILE, recordRunningTrees, takeOverRunningTrees } from "@guppy/core/sandbox";
 import { canonicalThreadId } from "@guppy/core/thread-layout";
 import {
   createListeners,
@@ -106,17 +106,7 @@ export function createLocalThread(
     status: async () => orchestrator.status(threadId),
     async start() {
       // The chat holds the session's lock: a command listed there was left by one that was killed.
-      const leftovers = killLeftoverTrees(toolsFile);
-      if (leftovers > 0) {
-        logger.warn(
-          `Killed ${leftovers} tool command(s) left running by a guppy chat that was killed`,
-        );
-      }
-      recordRunningTrees(toolsFile, (error) =>
-        logger.warn(`Could not record the running tool commands in ${toolsFile}`, {
-          error: String(error),
-        }),
-      );
+      takeOverRunningTrees(toolsFile, logger, "a guppy chat");
       await orchestrator.start();
     },
     async close() {

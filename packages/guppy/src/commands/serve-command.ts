@@ -1,11 +1,6 @@
 import { join } from "node:path";
 import { createOrchestrator, createStore, createThreadRunner, resolveModel } from "@guppy/core";
-import {
-  killLeftoverTrees,
-  killRunningTrees,
-  RUNNING_TOOLS_FILE,
-  recordRunningTrees,
-} from "@guppy/core/sandbox";
+import { killRunningTrees, RUNNING_TOOLS_FILE, takeOverRunningTrees } from "@guppy/core/sandbox";
 import type { GatewayChannel, GatewayContext } from "../channels/channel.js";
 import { removeGatewayFile, writeGatewayFile } from "../channels/http/gateway-file.js";
 import { type AppConfig, loadEnabledChannels } from "../channels/registry.js";
@@ -67,16 +62,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   orchestrator.subscribe(gw.event);
   // The orchestrator holds the inbox lock now: no other gateway of this home runs, so tool
   // commands the list names were left by one that was killed (kill -9) and are ours to end.
-  const toolsFile = join(config.home, RUNNING_TOOLS_FILE);
-  const leftovers = killLeftoverTrees(toolsFile);
-  if (leftovers > 0) {
-    logger.warn(`Killed ${leftovers} tool command(s) left running by a guppy that was killed`);
-  }
-  recordRunningTrees(toolsFile, (error) =>
-    logger.warn(`Could not record the running tool commands in ${toolsFile}`, {
-      error: String(error),
-    }),
-  );
+  takeOverRunningTrees(join(config.home, RUNNING_TOOLS_FILE), logger, "a guppy");
 
   const context: GatewayContext<AppConfig> = {
     orchestrator,
