@@ -122,6 +122,8 @@ export interface PromptInput {
   messageId?: string;
   userId?: string;
   userName?: string;
+  /** The sender's role (default: owner): the run gets that role's tool set. */
+  role?: Role;
   /** Its line is in log.jsonl already (a prompt run again after the process died mid-run). */
   logged?: boolean;
   /** This run's events, before the subscribers get them (no subscribe/unsubscribe per run). */
@@ -206,11 +208,19 @@ export interface ThreadHandle {
   uploadFile?(path: string, comment?: string): Promise<void>;
 }
 
+/**
+ * What a sender may have guppy do: an `owner` gets every tool the policy allows; a `guest` the
+ * guest tool set (read-only by default). The terminal and the HTTP API act as owner.
+ */
+export type Role = "owner" | "guest";
+
 /** Who sent a prompt, for log.jsonl and access decisions already taken by the channel. */
 export interface PromptSender {
   messageId?: string;
   userId?: string;
   userName?: string;
+  /** The sender's role (default: owner); its run gets that role's tools. */
+  role?: Role;
 }
 
 /** A prompt's text and images as its run gets them (see `ActorMessage.content`). */
@@ -244,7 +254,7 @@ export type ActorMessage =
        */
       content?: Promise<PromptContent>;
     } & PromptSender)
-  | { type: "steer"; text: string; thread?: ThreadHandle; messageId?: string }
+  | { type: "steer"; text: string; thread?: ThreadHandle; messageId?: string; role?: Role }
   | { type: "abort"; thread?: ThreadHandle; messageId?: string };
 
 // ---------------------------------------------------------------- the orchestrator

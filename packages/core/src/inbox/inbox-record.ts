@@ -17,6 +17,8 @@ export type InboxRecord =
       messageId?: string;
       userId?: string;
       userName?: string;
+      /** Written for a guest only: a prompt without it ran (and runs again) as the owner's. */
+      role?: "guest";
     }
   /** Written by earlier versions when a run began; read and ignored (a `tool` line says more). */
   | { t: "started"; id: string; at: string }

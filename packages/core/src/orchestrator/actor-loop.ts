@@ -153,6 +153,7 @@ async function runPrompt(host: ActorHost, actor: ActorState, item: QueuedPrompt)
       messageId: promptId,
       userId: record.userId,
       userName: record.userName,
+      role: record.role ?? "owner",
       ...(logged ? { logged } : {}),
       onEvent: deliver,
     });

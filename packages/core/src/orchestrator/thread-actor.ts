@@ -110,6 +110,7 @@ export class ThreadActor implements ActorState {
           ...(message.messageId ? { messageId: message.messageId } : {}),
           ...(message.userId ? { userId: message.userId } : {}),
           ...(message.userName ? { userName: message.userName } : {}),
+          ...(message.role === "guest" ? { role: "guest" as const } : {}),
         },
         message.deferSync === true,
       );
@@ -141,6 +142,17 @@ export class ThreadActor implements ActorState {
 
   steer(message: Extract<ActorMessage, { type: "steer" }>, fresh: boolean): SendResult {
     const { threadId } = this;
+    // A guest's words steering an owner's run would reach the owner's tools.
+    if (this.running && message.role === "guest" && this.current?.record.role !== "guest") {
+      this.remember(message.messageId, fresh);
+      this.host.emit({ type: "steered", threadId, delivered: false });
+      this.host.notify(
+        threadId,
+        message.thread,
+        "This run was started by the owner; a guest cannot steer it. Send your message once it ends.",
+      );
+      return { status: "dropped", reason: "a guest cannot steer an owner's run" };
+    }
     const delivered = this.running && this.runner?.steer(message.text) === true;
     this.remember(message.messageId, fresh);
     this.host.emit({ type: "steered", threadId, delivered });

@@ -9,7 +9,13 @@ import { addUsage, emptyTotals } from "../context/usage-totals.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import type { Store } from "../store/create-store.js";
 import { createToolResultSpill } from "../tools/spill-output.js";
-import type { AgentRunner, CompactionOutcome, RunnerEvent, RunnerEventListener } from "../types.js";
+import type {
+  AgentRunner,
+  CompactionOutcome,
+  Role,
+  RunnerEvent,
+  RunnerEventListener,
+} from "../types.js";
 import {
   createEventTranslator,
   lastUsage,
@@ -26,9 +32,15 @@ export interface AgentRunnerOptions {
   store: Store;
   model: Model<Api>;
   apiKey?: string;
-  /** Rebuilt before every run (memory and skills may change between runs). */
-  systemPrompt: string | (() => string);
+  /**
+   * Rebuilt before every run (memory and skills may change between runs), for the tools that
+   * run gets.
+   */
+  systemPrompt: string | ((tools: readonly AgentTool[]) => string);
+  /** The owner's tools: what a run gets unless `toolsFor` says otherwise. */
   tools: AgentTool[];
+  /** The tools a run of a sender with `role` gets (default: `tools` for everyone). */
+  toolsFor?: (role: Role) => AgentTool[];
   maxToolRounds: number;
   maxRetries: number;
   /**
@@ -209,6 +221,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       runListener = input.onEvent;
       run = newRunState();
       try {
+        agent.state.tools = options.toolsFor?.(input.role ?? "owner") ?? options.tools;
         agent.state.systemPrompt = currentSystemPrompt();
         if (!input.logged)
           safeLog(() =>
@@ -356,7 +369,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
 
   function currentSystemPrompt(): string {
     return typeof options.systemPrompt === "function"
-      ? options.systemPrompt()
+      ? options.systemPrompt(agent.state.tools)
       : options.systemPrompt;
   }
 

@@ -1,5 +1,5 @@
 import { platform, release } from "node:os";
-import type { StreamFn } from "@mariozechner/pi-agent-core";
+import type { AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import { secretEnvNames } from "../config/settings-schema.js";
 import type { Logger } from "../logging/logger.js";
@@ -47,7 +47,9 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     tools.push(createUploadTool({ workspaceDir, thread: options.threadHandle }));
   const os = `${platform()} ${release()}`;
   const warned = new Set<string>();
-  let last: { sources: PromptSources; date: string; prompt: string } | undefined;
+  let last:
+    | { sources: PromptSources; date: string; tools: readonly AgentTool[]; prompt: string }
+    | undefined;
   return createAgentRunner({
     threadId,
     store,
@@ -64,7 +66,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     // Re-read before every run (shared by a channel's threads for a moment, see
     // prompt-sources.ts): memory, daily notes, identity files and skills may have changed.
     // The same sources on the same day give the same bytes, so the last prompt is reused.
-    systemPrompt: () => {
+    systemPrompt: (runTools) => {
       const now = new Date();
       const sources = loadPromptSourcesShared({
         home: config.home,
@@ -73,7 +75,9 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
         timeZone: config.timezone,
       });
       const date = localDate(now, config.timezone);
-      if (last && last.sources === sources && last.date === date) return last.prompt;
+      if (last && last.sources === sources && last.date === date && last.tools === runTools) {
+        return last.prompt;
+      }
       for (const warning of sources.warnings) {
         if (!warned.has(warning)) options.logger?.warn(warning);
         warned.add(warning);
@@ -82,14 +86,14 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
         threadId,
         workspaceDir,
         home: config.home,
-        tools,
+        tools: runTools,
         date,
         os,
         sources,
         skillsInline: config.skillsInline,
         toAgentPath: sandbox.toAgentPath,
       });
-      last = { sources, date, prompt };
+      last = { sources, date, tools: runTools, prompt };
       return prompt;
     },
     logger: options.logger,

@@ -38,7 +38,8 @@ export interface LoopAgentState {
   readonly model: Model<Api>;
   /** The transcript: assigned whole (compaction, reset) or grown by the run's messages. */
   messages: AgentMessage[];
-  readonly tools: AgentTool[];
+  /** The tools a run offers the model: assigned whole between runs (a guest's run has fewer). */
+  tools: AgentTool[];
 }
 
 export interface LoopAgentOptions {

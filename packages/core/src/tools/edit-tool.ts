@@ -2,13 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import type { ToolContext } from "./tool-context.js";
-import {
-  decodeUtf8,
-  looksBinary,
-  regularFileStat,
-  resolveToolPath,
-  textResult,
-} from "./tool-context.js";
+import { decodeUtf8, looksBinary, regularFileStat, textResult, toolPath } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path, absolute or relative to the workspace" }),
@@ -28,7 +22,7 @@ export function createEditTool(ctx: ToolContext): AgentTool<typeof parameters> {
       "Replace an exact string in a file. old_string must appear exactly once (include surrounding lines to make it unique), or set replace_all to change every occurrence.",
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
-      const path = resolveToolPath(ctx.workspaceDir, params.path);
+      const path = toolPath(ctx, params.path, "write", "edit");
       if (!regularFileStat(path, "edit"))
         throw new Error(`File not found: ${path}. Use write to create a new file.`);
       const bytes = readFileSync(path);

@@ -2,7 +2,7 @@ import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { defaultPageLimits, type PageLimits, readPage } from "./read-page.js";
 import type { ToolContext } from "./tool-context.js";
-import { fileLooksBinary, regularFileStat, resolveToolPath, textResult } from "./tool-context.js";
+import { fileLooksBinary, regularFileStat, textResult, toolPath } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path, absolute or relative to the workspace" }),
@@ -29,7 +29,7 @@ export function createReadTool(
       "Read a text file with line numbers. Use offset (1-based line) and limit to page through long files.",
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
-      const path = resolveToolPath(ctx.workspaceDir, params.path);
+      const path = toolPath(ctx, params.path, "read", "read");
       const stat = regularFileStat(path, "read");
       if (!stat) {
         const given = params.path;

@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import type { AgentToolResult } from "@mariozechner/pi-agent-core";
 import type { Sandbox } from "../sandbox/sandbox.js";
+import type { PathMode, PathPolicy } from "./path-policy.js";
 
 /** What the built-in tools need from the thread they run in. */
 export interface ToolContext {
@@ -15,6 +16,25 @@ export interface ToolContext {
   toolResultMaxChars: number;
   /** Default bash timeout. */
   bashTimeoutSeconds: number;
+  /**
+   * What the file tools may touch (the sandbox's rule set, a guest's workspace, guppy's secret
+   * files refused); absent: anything.
+   */
+  pathPolicy?: PathPolicy;
+}
+
+/**
+ * A path given by the model, resolved (see resolveToolPath) and checked against the context's
+ * policy: the real path a file tool may `mode`, or a one-line error naming what is allowed.
+ */
+export function toolPath(
+  ctx: Pick<ToolContext, "workspaceDir" | "pathPolicy">,
+  given: string,
+  mode: PathMode,
+  tool: string,
+): string {
+  const path = resolveToolPath(ctx.workspaceDir, given);
+  return ctx.pathPolicy ? ctx.pathPolicy.check(path, mode, tool) : path;
 }
 
 /** A plain-text tool result. */

@@ -3,7 +3,8 @@ import { basename } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import type { ThreadHandle } from "../types.js";
-import { resolveToolPath, textResult } from "./tool-context.js";
+import type { PathPolicy } from "./path-policy.js";
+import { textResult, toolPath } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File to send, absolute or relative to the workspace" }),
@@ -16,6 +17,8 @@ export const UPLOAD_MAX_BYTES = 50 * 1024 * 1024;
 /** `upload`: posts a file from the workspace to the chat thread (ThreadHandle.uploadFile). */
 export function createUploadTool(options: {
   workspaceDir: string;
+  /** What the file tools may touch (see ToolContext.pathPolicy). */
+  pathPolicy?: PathPolicy;
   /** The thread's channel handle, if the thread lives on a channel that can receive files. */
   thread: () => ThreadHandle | undefined;
 }): AgentTool<typeof parameters> {
@@ -26,7 +29,7 @@ export function createUploadTool(options: {
       "Send a file (report, image, archive) to the user in this chat. Create the file first, then upload it.",
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
-      const path = resolveToolPath(options.workspaceDir, params.path);
+      const path = toolPath(options, params.path, "read", "upload");
       let size: number;
       try {
         const stat = statSync(path);

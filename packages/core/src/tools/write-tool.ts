@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import type { ToolContext } from "./tool-context.js";
-import { regularFileStat, resolveToolPath, textResult } from "./tool-context.js";
+import { regularFileStat, textResult, toolPath } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path, absolute or relative to the workspace" }),
@@ -19,7 +19,7 @@ export function createWriteTool(ctx: ToolContext): AgentTool<typeof parameters> 
       "Write a whole file (create or overwrite). Parent directories are created. For small changes to an existing file use edit.",
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
-      const path = resolveToolPath(ctx.workspaceDir, params.path);
+      const path = toolPath(ctx, params.path, "write", "write");
       // Nothing there yet is fine (the file is created); something other than a file is not.
       regularFileStat(path, "write");
       makeParents(path);
