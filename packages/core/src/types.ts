@@ -308,6 +308,11 @@ export interface ThreadStatus extends ThreadFigures {
   /** ISO time of the last message or run end. */
   lastActivity?: string;
   model: string;
+  /**
+   * Where the thread's tools run, in a short line (`bubblewrap (…)`, `host (…)`): set when the
+   * app told the orchestrator, so `/status` shows whether a thread is confined.
+   */
+  sandbox?: string;
 }
 
 /**

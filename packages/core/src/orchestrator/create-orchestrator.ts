@@ -38,6 +38,8 @@ export interface OrchestratorOptions {
   /** Shown by `status()` for threads whose runner is not loaded. */
   modelName?: string;
   contextWindow?: number;
+  /** Where the tools run, as `describeSandbox` says it: every thread's `status()` carries it. */
+  sandbox?: string;
   logger?: Logger;
   /** The durable inbox's journal and lock, if not the home's (`guppy chat`: its session's). */
   inbox?: InboxLocation;

@@ -48,7 +48,7 @@ export function threadStatus(
   threadId: string,
   actors: ReadonlyMap<string, ThreadActor>,
   saved: SavedStatuses,
-  defaults: { modelName?: string; contextWindow?: number },
+  defaults: { modelName?: string; contextWindow?: number; sandbox?: string },
 ): ThreadStatus {
   const key = keyOf(threadId);
   const actor = key === undefined ? undefined : actors.get(key);
@@ -75,5 +75,6 @@ export function threadStatus(
     ...(snap?.compactionFallbacks ? { compactionFallbacks: snap.compactionFallbacks } : {}),
     cost: snap?.cost ?? 0,
     ...(snap?.lastUsage ? { lastUsage: snap.lastUsage } : {}),
+    ...(defaults.sandbox ? { sandbox: defaults.sandbox } : {}),
   };
 }

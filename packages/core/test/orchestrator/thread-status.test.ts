@@ -82,6 +82,24 @@ describe("thread status", () => {
     expect(o.status(t.handle.threadId)).toMatchObject({ state: "inactive", messages: 2 });
   });
 
+  it("says where the tools run for every thread, loaded or not, when it was told", async () => {
+    const o = await h.started({
+      sandbox: "bubblewrap (workspace rw, home hidden)",
+      createRunner: (id) => h.runnerFor(id, { tools: [] }),
+    });
+    const t = recordingHandle("test:c:confined");
+    expect(o.status(t.handle.threadId).sandbox).toBe("bubblewrap (workspace rw, home hidden)");
+    o.send(t.handle.threadId, { type: "prompt", text: "hello", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    expect(o.status(t.handle.threadId)).toMatchObject({
+      state: "idle",
+      sandbox: "bubblewrap (workspace rw, home hidden)",
+    });
+    expect(o.threads().map((s) => s.sandbox)).toEqual(["bubblewrap (workspace rw, home hidden)"]);
+    // Not told: no sandbox field at all (an embedder that does not use one).
+    expect("sandbox" in h.make().status("test:c:other")).toBe(false);
+  });
+
   it("keeps a bounded number of saved statuses read, however many ids are looked up", async () => {
     const reads = new Map<string, number>();
     const counting: Store = {

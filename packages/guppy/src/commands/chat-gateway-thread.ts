@@ -210,6 +210,7 @@ function threadStatus(json: Record<string, unknown>): ThreadStatus {
       ? { compactionFallbacks: n(json.compaction_fallbacks) }
       : {}),
     cost: n(json.cost),
+    ...(typeof json.sandbox === "string" ? { sandbox: json.sandbox } : {}),
     ...(usage
       ? {
           lastUsage: {

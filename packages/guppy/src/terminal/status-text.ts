@@ -7,7 +7,10 @@ const compactions = ({ compactions: count, compactionFallbacks: fell = 0 }: Thre
     ? "none"
     : `${count}${fell > 0 ? ` (${fell} fell back to dropping old turns: the summary request failed)` : ""}`;
 
-/** The /status report: model, thread, messages, context (tokens of the window), last request, cost. */
+/**
+ * The /status report: model, thread, messages, context (tokens of the window), last request, cost,
+ * and where the tools run (when the orchestrator was told).
+ */
 export function statusText(status: ThreadStatus): string {
   const pct =
     status.contextWindow > 0
@@ -25,6 +28,7 @@ export function statusText(status: ThreadStatus): string {
       ? `last request ${n(u.input)} in, ${n(u.cacheRead)} cached read, ${n(u.cacheWrite)} cache write, ${n(u.output)} out, $${(u.cost?.total ?? 0).toFixed(4)}`
       : "last request none yet",
     `cost         $${status.cost.toFixed(4)}`,
+    ...(status.sandbox ? [`sandbox      ${status.sandbox}`] : []),
   ];
   return lines.join("\n");
 }

@@ -54,6 +54,7 @@ export function statusText(status: ThreadStatus): string {
     `Context: ${formatTokens(status.contextTokens)} / ${formatTokens(status.contextWindow)} tokens (${pct}%), ${status.messages} messages, ${status.compactions} compactions`,
     `Cost: $${status.cost.toFixed(4)}`,
     `State: ${status.state}, ${status.queued} queued`,
+    ...(status.sandbox ? [`Sandbox: ${status.sandbox}`] : []),
   ].join("\n");
 }
 

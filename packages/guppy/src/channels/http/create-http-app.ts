@@ -109,6 +109,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
             cost: u.cost?.total ?? 0,
           }
         : null,
+      sandbox: status.sandbox ?? null,
     });
   });
 

@@ -50,6 +50,7 @@ describe("thread commands and status over the HTTP API", () => {
       maxConcurrent: 2,
       queueDepth: 5,
       idleTimeoutMs: 60_000,
+      sandbox: "bubblewrap (test line)",
       heldElsewhere: (id) => (held.has(id) ? `${id} is open in guppy chat (pid 42)` : undefined),
       createRunner: (threadId) =>
         createAgentRunner({
@@ -115,7 +116,7 @@ describe("thread commands and status over the HTTP API", () => {
     await done;
   };
 
-  it("GET …/status gives the thread as GET /v1/threads lists it, with compactions and the last usage", async () => {
+  it("GET …/status gives the thread as GET /v1/threads lists it, with compactions, the last usage and the sandbox", async () => {
     await converse("http:api:s", ["one"]);
     const r = await request("GET", "/v1/threads/http:api:s/status");
     expect(r.status).toBe(200);
@@ -133,7 +134,15 @@ describe("thread commands and status over the HTTP API", () => {
       threads: Array<Record<string, unknown>>;
     };
     expect(status.compaction_fallbacks).toBe(0);
-    const { compactions: _c, compaction_fallbacks: _f, last_usage: _u, ...listedShape } = status;
+    // Where the thread's tools run, as the orchestrator was told.
+    expect(status.sandbox).toBe("bubblewrap (test line)");
+    const {
+      compactions: _c,
+      compaction_fallbacks: _f,
+      last_usage: _u,
+      sandbox: _s,
+      ...listedShape
+    } = status;
     expect(listed.threads).toEqual([listedShape]);
     expect((await request("GET", "/v1/threads/http:api:nothing/status")).status).toBe(404);
   });

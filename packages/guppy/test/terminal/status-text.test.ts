@@ -1,0 +1,35 @@
+import type { ThreadStatus } from "@guppy/core";
+import { describe, expect, it } from "vitest";
+import { statusText as chatStatusText } from "../../src/channels/bridge/chat-commands.js";
+import { statusText } from "../../src/terminal/status-text.js";
+
+const status: ThreadStatus = {
+  threadId: "cli:local:default",
+  state: "idle",
+  queued: 0,
+  model: "openai/mock-gpt",
+  messages: 4,
+  contextTokens: 1200,
+  contextWindow: 128_000,
+  compactions: 0,
+  cost: 0.0123,
+};
+
+/** /status in the terminal and in a chat: where the tools run, when the orchestrator knows. */
+describe("/status and the sandbox", () => {
+  it("prints the sandbox line in the terminal's report", () => {
+    const text = statusText({ ...status, sandbox: "bubblewrap (workspace rw, home hidden)" });
+    expect(text.split("\n").at(-1)).toBe("sandbox      bubblewrap (workspace rw, home hidden)");
+    expect(text).toContain("model        openai/mock-gpt");
+  });
+
+  it("prints it in a chat's /status reply too", () => {
+    const text = chatStatusText({ ...status, sandbox: "host (no sandbox: bwrap not found)" });
+    expect(text.split("\n").at(-1)).toBe("Sandbox: host (no sandbox: bwrap not found)");
+  });
+
+  it("prints no sandbox line when none was given", () => {
+    expect(statusText(status)).not.toMatch(/sandbox/i);
+    expect(chatStatusText(status)).not.toMatch(/sandbox/i);
+  });
+});
