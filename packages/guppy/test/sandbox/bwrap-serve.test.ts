@@ -93,12 +93,19 @@ describe("guppy serve under bubblewrap", () => {
     expect(existsSync(late)).toBe(false);
   }, 40_000);
 
-  it("says in GET …/status that the tools run in bubblewrap", async () => {
+  it("says in GET …/status, and in an attached guppy chat's /status, that the tools run in bubblewrap", async () => {
     const s = serve as ServeProcess;
     const r = await s.api(`/v1/threads/${thread("probe").id}/status`);
     expect(r.status).toBe(200);
     const status = (await r.json()) as { sandbox?: unknown };
     expect(status.sandbox).toEqual(expect.stringMatching(/^bubblewrap\b/));
+    // A guppy chat attached to this gateway shows it in its /status too.
+    const attached = await runCli(["chat"], {
+      env: cleanEnv({ ...llm.env("openai-completions"), ...h.env }),
+      input: "/status\n/exit\n",
+    });
+    expect(attached.code).toBe(0);
+    expect(attached.stdout).toMatch(/^sandbox\s+bubblewrap\b/m);
   });
 
   it("stops with one line, no stack trace, when GUPPY_SANDBOX=bwrap and bwrap is not on PATH", async () => {

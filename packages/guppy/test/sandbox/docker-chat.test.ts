@@ -98,7 +98,11 @@ describe("guppy chat -m in a docker container (stand-in docker)", () => {
 
   it("runs bash through docker exec in the thread's folder under /workspace, and shows the model /workspace paths", async () => {
     const command = "echo ran-in-container > made.txt && cat made.txt";
-    scenarios.set("docker", [call("in_box", "bash", { command })]);
+    scenarios.set("docker", [
+      call("in_box", "bash", { command }),
+      // A file tool given the path the model was shown reads the host file behind it.
+      call("read_memory", "read", { path: "/workspace/MEMORY.md" }),
+    ]);
     const r = await chat(["-m", "scenario:docker", "--session", "dock"]);
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
@@ -112,7 +116,9 @@ describe("guppy chat -m in a docker container (stand-in docker)", () => {
     expect(args.slice(-4)).toEqual(["box", "bash", "-c", command]);
     const w = args.findIndex((a) => a === "-w" || a === "--workdir");
     expect(args[w + 1]).toBe(workspace);
-    expect(toolResults(llm.requests().at(-1)).get("in_box")).toContain("ran-in-container");
+    const results = toolResults(llm.requests().at(-1));
+    expect(results.get("in_box")).toContain("ran-in-container");
+    expect(results.get("read_memory")).toContain("The user's name is Ana.");
     // The file landed in the host folder the container mounts.
     expect(readFileSync(join(h.home, "cli/local/dock/scratch/made.txt"), "utf8")).toBe(
       "ran-in-container\n",

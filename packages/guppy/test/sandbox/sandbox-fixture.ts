@@ -169,7 +169,7 @@ export function expectProbeConfined(
   // A write outside the workspace leaves no file on the host.
   expect(existsSync(join(h.userHome, "out.txt"))).toBe(false);
   expect(existsSync(join(h.userHome, "out-abs.txt"))).toBe(false);
-  expect(result("write_home_abs")).toMatch(FAILED);
+  // (The command may succeed: $HOME in the sandbox can be an empty tmpfs that goes with it.)
   // Inside the workspace a write works and persists.
   expect(result("write_inside")).toContain("made-inside");
   expect(readFileSync(join(t.workspace, "inside.txt"), "utf8")).toBe("made-inside\n");
