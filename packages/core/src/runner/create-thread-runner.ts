@@ -7,7 +7,13 @@ import type { ResolvedModel } from "../model/resolve-model.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
 import type { PromptSources } from "../prompt/prompt-sources.js";
 import { loadPromptSourcesShared } from "../prompt/prompt-sources.js";
-import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
+import {
+  createSandbox,
+  type Sandbox,
+  type SandboxConfig,
+  withAgentPaths,
+} from "../sandbox/sandbox.js";
+import { sandboxPathPolicy } from "../sandbox/thread-view.js";
 import type { Store } from "../store/create-store.js";
 import { createCoreTools } from "../tools/create-tools.js";
 import { createUploadTool } from "../tools/upload-tool.js";
@@ -19,6 +25,12 @@ export interface ThreadRunnerOptions {
   config: GuppyConfig;
   resolved: ResolvedModel;
   store: Store;
+  /**
+   * Where the thread's commands run (resolveSandbox's choice; default: the host). The owner's
+   * file tools follow the same rule set.
+   */
+  sandboxConfig?: SandboxConfig;
+  /** A sandbox made elsewhere (tests): used instead of one built from `sandboxConfig`. */
   sandbox?: Sandbox;
   logger?: Logger;
   baseStreamFn?: StreamFn;
@@ -30,21 +42,29 @@ export interface ThreadRunnerOptions {
 export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
   const workspaceDir = store.workspaceDir(threadId);
+  const sandboxConfig = options.sandboxConfig ?? { type: "host" };
   const sandbox =
     options.sandbox ??
-    createSandbox(
-      { type: "host" },
-      { modelProvider: resolved.model.provider, secretEnv: secretEnvNames(config.settings) },
-    );
+    createSandbox(sandboxConfig, {
+      home: config.home,
+      threadId,
+      modelProvider: resolved.model.provider,
+      secretEnv: secretEnvNames(config.settings),
+    });
+  const pathPolicy = sandboxPathPolicy(sandboxConfig, config.home, threadId);
   const tools = createCoreTools({
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),
     sandbox,
     toolResultMaxChars: config.toolResultMaxChars,
     bashTimeoutSeconds: config.bashTimeoutSeconds,
+    pathPolicy,
   });
   if (options.threadHandle)
-    tools.push(createUploadTool({ workspaceDir, thread: options.threadHandle }));
+    tools.push(
+      createUploadTool({ workspaceDir, pathPolicy, sandbox, thread: options.threadHandle }),
+    );
+  const ownerTools = withAgentPaths(tools, sandbox);
   const os = `${platform()} ${release()}`;
   const warned = new Set<string>();
   let last:
@@ -62,7 +82,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     compactReserveTokens: config.compactReserveTokens,
     compactKeepRecentTokens: config.compactKeepRecentTokens,
     toolResultMaxChars: config.toolResultMaxChars,
-    tools,
+    tools: ownerTools,
     // Re-read before every run (shared by a channel's threads for a moment, see
     // prompt-sources.ts): memory, daily notes, identity files and skills may have changed.
     // The same sources on the same day give the same bytes, so the last prompt is reused.
