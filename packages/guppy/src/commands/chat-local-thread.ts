@@ -9,6 +9,7 @@ import {
   type Store,
 } from "@guppy/core";
 import {
+  describeSandbox,
   RUNNING_TOOLS_FILE,
   recordRunningTrees,
   resolveSandbox,
@@ -56,6 +57,7 @@ export function createLocalThread(
     idleTimeoutMs: config.idleTimeoutSeconds * 1000,
     modelName: resolved.ref,
     contextWindow: resolved.model.contextWindow,
+    sandbox: describeSandbox(sandboxConfig),
     logger,
     // The chat holds the session's chat.lock already, and lets go of it after `close`.
     inbox: { file: journal, lock: () => () => {} },

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { createOrchestrator, createStore, createThreadRunner, resolveModel } from "@guppy/core";
 import {
+  describeSandbox,
   killRunningTrees,
   RUNNING_TOOLS_FILE,
   resolveSandbox,
@@ -55,6 +56,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     idleTimeoutMs: config.idleTimeoutSeconds * 1000,
     modelName: resolved.ref,
     contextWindow: resolved.model.contextWindow,
+    sandbox: describeSandbox(sandboxConfig),
     logger,
     // A `guppy chat` that had its session open before this start runs that thread (409 here).
     heldElsewhere: (threadId) => heldByChat(store, threadId),
