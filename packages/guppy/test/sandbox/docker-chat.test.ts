@@ -10,6 +10,7 @@ import {
   type SandboxHome,
   sandboxHome,
   scenarioScript,
+  sleep,
   systemPrompt,
   toolResults,
 } from "./sandbox-fixture.js";
@@ -130,6 +131,29 @@ describe("guppy chat -m in a docker container (stand-in docker)", () => {
     expect(prompt).toContain("/workspace/MEMORY.md");
     expect(prompt).not.toContain(h.home);
   });
+
+  it("on timeout kills the command inside the container too, not only the docker exec client", async () => {
+    const late = "/workspace/cli/local/slow/scratch/late.txt";
+    const command = `(setsid sh -c 'sleep 3; echo late > ${late}' &) ; sleep 30`;
+    scenarios.set("slow", [call("slow", "bash", { command, timeout_seconds: 1 })]);
+    const r = await chat(["-m", "scenario:slow", "--session", "slow"]);
+    expect(r.code).toBe(0);
+    expect(toolResults(llm.requests().at(-1)).get("slow")).toMatch(/timed out after 1 s/);
+    // The grandchild would have written by now; the kill's exec has started and logged itself.
+    await sleep(4_000);
+    expect(existsSync(join(h.home, "cli/local/slow/scratch/late.txt"))).toBe(false);
+    const all = calls();
+    const run = all.findIndex((args) => args[0] === "exec" && args.at(-1) === command);
+    expect(run, JSON.stringify(all)).toBeGreaterThanOrEqual(0);
+    // The command ran with a mark of its own; a second exec into the container kills by it.
+    const mark = (all[run] as string[]).find((a) => a.startsWith("GUPPY_EXEC_TAG="));
+    expect(mark).toBeDefined();
+    const tag = (mark as string).slice("GUPPY_EXEC_TAG=".length);
+    const kill = all
+      .slice(run + 1)
+      .find((args) => args[0] === "exec" && args.includes("box") && args.join(" ").includes(tag));
+    expect(kill, JSON.stringify(all)).toBeDefined();
+  }, 30_000);
 
   it("says in /status that the tools run in the container", async () => {
     const r = await chat(["--session", "status"], "box", "/status\n/exit\n");
