@@ -100,6 +100,22 @@ describe("guppy chat -m under bubblewrap", () => {
     expect(r.stdout).toMatch(/^sandbox\s+bubblewrap\b.*$/m);
   });
 
+  it("under auto without bwrap, runs on the host and says so once at start and in /status", async () => {
+    const emptyPath = mkdtempSync(join(tmpdir(), "guppy-no-bwrap-"));
+    try {
+      const r = await runCli(["chat", "--session", "auto"], {
+        env: cleanEnv({ ...llm.env("openai-completions"), ...h.env, PATH: emptyPath }),
+        input: "/status\n/exit\n",
+      });
+      expect(r.code).toBe(0);
+      const notices = r.stderr.split("\n").filter((l) => /bwrap is not on PATH/.test(l));
+      expect(notices).toHaveLength(1);
+      expect(r.stdout).toMatch(/^sandbox\s+host\b/m);
+    } finally {
+      rmSync(emptyPath, { recursive: true, force: true });
+    }
+  });
+
   it("stops with one line, no stack trace, when GUPPY_SANDBOX=bwrap and bwrap is not on PATH", async () => {
     const emptyPath = mkdtempSync(join(tmpdir(), "guppy-no-bwrap-"));
     try {

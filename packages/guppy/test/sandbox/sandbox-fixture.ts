@@ -136,6 +136,9 @@ export function probeCalls(h: SandboxHome, t: ProbeThread): ToolCall[] {
     call("memory_bash", "bash", { command: `echo '- Ana drinks green tea.' >> ${h.globalMemory}` }),
     call("read_outside", "read", { path: h.secretFile }),
     call("read_settings", "read", { path: h.settingsFile }),
+    // A link made inside the workspace to the secret: the file tools run outside the sandbox.
+    call("link", "bash", { command: `ln -s ${h.secretFile} link.txt` }),
+    call("read_link", "read", { path: "link.txt" }),
     call("env", "bash", { command: "env" }),
   ];
 }
@@ -184,6 +187,8 @@ export function expectProbeConfined(
   expect(result("read_outside")).toContain(h.secretFile);
   expect(result("read_outside")).not.toContain(SECRET);
   expect(result("read_settings")).toContain(h.settingsFile);
+  // …judged on the real path behind a link: the refusal names where the link leads.
+  expect(result("read_link")).toContain(h.secretFile);
   // guppy's own variables and keys stay out of the commands' environment.
   expect(result("env")).not.toMatch(/^GUPPY_HOME=/m);
   expect(result("env")).not.toContain("test-key");
