@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import type { ExecOptions, ExecResult } from "./exec.js";
 import { execTracked, toolEnv } from "./host-sandbox.js";
-import type { PathTranslator } from "./sandbox.js";
+import type { PathTranslator } from "./types.js";
 
 // Commands in a container the owner runs, through `docker exec`: guppy's home is mounted at
 // /workspace there (the thread folders and memory, never the secrets: see docs), and each

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { ConfigError } from "../config/config-error.js";
 import type { GuppyConfig } from "../config/load-config.js";
-import type { SandboxConfig, SandboxMount } from "./sandbox.js";
+import type { SandboxConfig, SandboxMount } from "./types.js";
 
 // The start-up decision: which sandbox GUPPY_SANDBOX asks for, and whether it can work here.
 // Made once per process (`guppy serve`, `guppy chat`); each thread's sandbox is built from it.

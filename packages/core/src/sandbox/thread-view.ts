@@ -14,7 +14,7 @@ import {
   type PathGrant,
   type PathPolicy,
 } from "../tools/path-policy.js";
-import type { SandboxConfig } from "./sandbox.js";
+import type { SandboxConfig } from "./types.js";
 
 // What one thread's tools may see: ONE rule set, from which both the bubblewrap arguments
 // (bwrap-sandbox.ts) and the file tools' PathPolicy are made, so bash and read/write/edit agree.
