@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolCall } from "@copilotkit/aimock";
@@ -90,6 +90,44 @@ describe("guppy chat -m under bubblewrap", () => {
     await sleep(4_000);
     expect(existsSync(late)).toBe(false);
   }, 40_000);
+
+  it("lets commands reach the network by default, and not with GUPPY_SANDBOX_NETWORK=off", async () => {
+    // The mock LLM listens on the host's loopback: reachable only with the host's network.
+    const port = new URL(llm.url).port;
+    const command = `exec 3<>/dev/tcp/127.0.0.1/${port} && echo connected`;
+    scenarios.set("net", [call("net", "bash", { command })]);
+    const on = await chat("scenario:net", "net-on");
+    expect(on.code).toBe(0);
+    expect(toolResults(llm.requests().at(-1)).get("net")).toContain("connected");
+    llm.requests().length = 0;
+    const off = await chat("scenario:net", "net-off", { GUPPY_SANDBOX_NETWORK: "off" });
+    expect(off.code).toBe(0);
+    const result = toolResults(llm.requests().at(-1)).get("net");
+    expect(result).not.toContain("connected");
+    expect(result).toMatch(/\[exit code [1-9]/);
+  });
+
+  it("shows the folders GUPPY_SANDBOX_MOUNTS lists: read-only unless :rw", async () => {
+    const projects = join(h.userHome, "projects");
+    const shared = join(h.userHome, "shared");
+    mkdirSync(projects);
+    mkdirSync(shared);
+    writeFileSync(join(projects, "plan.txt"), "the plan\n");
+    scenarios.set("mounts", [
+      call("ro_read", "bash", { command: `cat ${projects}/plan.txt` }),
+      call("ro_write", "bash", { command: `echo no > ${projects}/new.txt` }),
+      call("rw_write", "bash", { command: `echo yes > ${shared}/new.txt` }),
+    ]);
+    const r = await chat("scenario:mounts", "mounts", {
+      GUPPY_SANDBOX_MOUNTS: `${projects},${shared}:rw`,
+    });
+    expect(r.code).toBe(0);
+    const results = toolResults(llm.requests().at(-1));
+    expect(results.get("ro_read")).toContain("the plan");
+    expect(results.get("ro_write")).toMatch(/\[exit code [1-9]/);
+    expect(existsSync(join(projects, "new.txt"))).toBe(false);
+    expect(readFileSync(join(shared, "new.txt"), "utf8")).toBe("yes\n");
+  });
 
   it("says in /status that the tools run in bubblewrap", async () => {
     const r = await runCli(["chat", "--session", "status"], {

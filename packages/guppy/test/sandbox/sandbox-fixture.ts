@@ -9,6 +9,7 @@ import { contentText } from "../serve/serve-harness.js";
 export const SECRET = "host-secret-5b1e9c0d";
 export const SETTINGS_KEY = "sk-settings-marker-77d2a1";
 export const API_TOKEN = "api-token-marker-3c9a0f4e8b7d6a5c";
+export const OTHER_THREAD = "other-thread-marker-90e4";
 
 /**
  * A fake user's machine: `$HOME` with a secret in it, and GUPPY_HOME inside that home holding a
@@ -24,6 +25,8 @@ export interface SandboxHome {
   settingsFile: string;
   tokenFile: string;
   globalMemory: string;
+  /** Another thread's log (a Telegram chat's): no thread sees another's folder. */
+  otherThreadLog: string;
   /** Environment for guppy: the fake HOME and GUPPY_HOME (add the model's and the sandbox's). */
   env: Record<string, string>;
   cleanup(): void;
@@ -43,6 +46,9 @@ export function sandboxHome(): SandboxHome {
   writeFileSync(tokenFile, `${API_TOKEN}\n`, { mode: 0o600 });
   const globalMemory = join(home, "MEMORY.md");
   writeFileSync(globalMemory, "The user's name is Ana.\n");
+  const otherThreadLog = join(home, "telegram/-100/7/log.jsonl");
+  mkdirSync(join(home, "telegram/-100/7/scratch"), { recursive: true });
+  writeFileSync(otherThreadLog, `${JSON.stringify({ text: OTHER_THREAD })}\n`);
   return {
     userHome,
     home,
@@ -50,6 +56,7 @@ export function sandboxHome(): SandboxHome {
     settingsFile,
     tokenFile,
     globalMemory,
+    otherThreadLog,
     env: { HOME: userHome, GUPPY_HOME: home },
     cleanup: () => rmSync(userHome, { recursive: true, force: true }),
   };
@@ -101,7 +108,7 @@ export function systemPrompt(request: ChatCompletionRequest | undefined): string
 }
 
 /** Every marker planted on the host; none may appear anywhere in what the model received. */
-export const MARKERS = [SECRET, SETTINGS_KEY, API_TOKEN] as const;
+export const MARKERS = [SECRET, SETTINGS_KEY, API_TOKEN, OTHER_THREAD] as const;
 
 /** Waits `ms` (a grandchild that survived would have written by then). */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -126,6 +133,7 @@ export function probeCalls(h: SandboxHome, t: ProbeThread): ToolCall[] {
     call("cat_home_abs", "bash", { command: `cat ${h.secretFile}` }),
     call("cat_settings", "bash", { command: `cat ${h.settingsFile}` }),
     call("cat_token", "bash", { command: `cat ${h.tokenFile}` }),
+    call("cat_other", "bash", { command: `cat ${h.otherThreadLog}` }),
     call("write_home_var", "bash", { command: "echo x > $HOME/out.txt" }),
     call("write_home_abs", "bash", { command: `echo x > ${join(h.userHome, "out-abs.txt")}` }),
     call("write_inside", "bash", { command: "echo made-inside > inside.txt && cat inside.txt" }),
@@ -162,8 +170,8 @@ export function expectProbeConfined(
     expect(text, `the result of ${id}`).toBeDefined();
     return text ?? "";
   };
-  // Reading the home's secret, settings.json or api-token fails from inside the sandbox.
-  for (const id of ["cat_home_var", "cat_home_abs", "cat_settings", "cat_token"]) {
+  // Reading the home's secret, settings.json, api-token or another thread's log fails inside.
+  for (const id of ["cat_home_var", "cat_home_abs", "cat_settings", "cat_token", "cat_other"]) {
     expect(result(id), id).toMatch(FAILED);
   }
   // Nothing planted on the host reached the model, in any request.
