@@ -13,6 +13,7 @@ import { basename, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { scopeDirs } from "../../src/memory/memory.js";
 import {
+  killLeftoverTrees,
   killRunningTrees,
   recordRunningTrees,
   taggedPids,
@@ -193,6 +194,36 @@ describe.runIf(bwrapWorks)("the bubblewrap sandbox", () => {
     for (const pid of inside) expect(await waitDead(pid)).toBe(true);
     expect((await running).exitCode).not.toBe(0);
     expect(inside.every((pid) => !isAlive(pid))).toBe(true);
+  });
+});
+
+describe.runIf(bwrapWorks)("a killed guppy's sandboxed commands", () => {
+  it("are found by their tag and killed at the next start (killLeftoverTrees)", async () => {
+    const fx = fixture(bwrap);
+    try {
+      const record = join(fx.root, "running-tools.jsonl");
+      recordRunningTrees(record);
+      let output = "";
+      const running = fx.sandbox.exec("echo go; sleep 30", {
+        cwd: fx.workspace,
+        timeoutMs: 60_000,
+        onOutput: (chunk) => {
+          output += chunk;
+        },
+      });
+      while (!output.includes("go")) await new Promise((r) => setTimeout(r, 20));
+      // What the next start reads: this process stops recording as a killed one would.
+      recordRunningTrees(undefined);
+      const { tag } = JSON.parse(readFileSync(record, "utf8")) as { tag: string };
+      const inside = taggedPids(tag);
+      expect(inside.length).toBeGreaterThan(1);
+      expect(killLeftoverTrees(record)).toBe(1);
+      for (const pid of inside) expect(await waitDead(pid)).toBe(true);
+      await running;
+    } finally {
+      killRunningTrees();
+      rmSync(fx.root, { recursive: true, force: true });
+    }
   });
 });
 
