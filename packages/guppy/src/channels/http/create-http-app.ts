@@ -36,10 +36,13 @@ export function createHttpApp(options: HttpAppOptions): Hono {
 
   app.use("*", async (c, next) => {
     if (!bearerMatches(c.req.header("authorization"), options.token)) {
+      // Where the token is stored is said only to a client on this machine: to anyone else who
+      // can reach the port it would tell the owner's home directory.
+      const hint = isLoopbackClient(c) ? ` (${options.tokenHint})` : "";
       return jsonError(
         c,
         401,
-        `Missing or wrong bearer token: send "Authorization: Bearer <token>" (${options.tokenHint}).`,
+        `Missing or wrong bearer token: send "Authorization: Bearer <token>"${hint}.`,
         "unauthorized",
       );
     }
@@ -325,6 +328,18 @@ function threadJson(t: ThreadSummary) {
     tokens: { context: t.contextTokens, context_window: t.contextWindow },
     cost: t.cost,
   };
+}
+
+/**
+ * Whether the request came from this machine (a loopback address). False when it cannot be told
+ * (a request made without a socket, as tests do with `app.request`).
+ */
+export function isLoopbackClient(c: Context): boolean {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  const address = env?.incoming?.socket?.remoteAddress;
+  if (!address) return false;
+  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
+  return v4.startsWith("127.") || address === "::1";
 }
 
 function invalidThread(c: Context, reason: string): Response {
