@@ -1,5 +1,11 @@
 import { join } from "node:path";
-import { createOrchestrator, createStore, createThreadRunner, resolveModel } from "@guppy/core";
+import {
+  createOrchestrator,
+  createStore,
+  createThreadRunner,
+  resolveModel,
+  routeConsoleTo,
+} from "@guppy/core";
 import { killRunningTrees, RUNNING_TOOLS_FILE, takeOverRunningTrees } from "@guppy/core/sandbox";
 import type { GatewayChannel, GatewayContext } from "../channels/channel.js";
 import { removeGatewayFile, writeGatewayFile } from "../channels/http/gateway-file.js";
@@ -24,6 +30,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   const resolved = await resolveModel(config);
   const gw = createGatewayLogger({ home: config.home, debug: config.debug });
   const { logger } = gw;
+  // A provider's malformed chunk, printed raw by its SDK, goes to the log cut to one line.
+  routeConsoleTo(logger, "warn");
   // The terminal's output is a courtesy: nobody reading it any more (`guppy serve | head`, a
   // closed terminal) or a full disk under `guppy serve > file` must not stop the gateway.
   whenOutputFails((_stream, error) => gw.terminalClosed(error.code ?? String(error)));
