@@ -118,6 +118,13 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
     const telegram = runnerFor("telegram:100:100", tools);
     expect(await offered(telegram, "guest")).toEqual(["read", "write"]);
     expect(await offered(telegram, "owner")).toEqual(["read", "write", "edit", "upload"]);
+    // A guest allowed write writes in its workspace, never outside it.
+    const written = await callTool(telegram, "guest", "write", { path: "note.md", content: "hi" });
+    expect(written.isError).toBe(false);
+    const outside = join(t.home, "planted.md");
+    const refused = await callTool(telegram, "guest", "write", { path: outside, content: "x" });
+    expect(refused.isError).toBe(true);
+    expect(existsSync(outside)).toBe(false);
     const slack = runnerFor("slack:T1:C1", tools);
     expect(await offered(slack, "guest")).toEqual(["read"]);
     expect(await offered(slack, "owner")).toContain("bash");
@@ -152,6 +159,14 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
     const inside = await callTool(runner, "guest", "read", { path: "shared.txt" });
     expect(inside).toMatchObject({ isError: false });
     expect(inside.text).toContain("hello guest");
+
+    // What the guest sent (its attachments) it may read too.
+    const attachment = join(store.threadDir(threadId), "attachments", "1-photo.txt");
+    mkdirSync(join(store.threadDir(threadId), "attachments"), { recursive: true });
+    writeFileSync(attachment, "a sent file");
+    const sent = await callTool(runner, "guest", "read", { path: attachment });
+    expect(sent).toMatchObject({ isError: false });
+    expect(sent.text).toContain("a sent file");
 
     // The owner's read of the same outside file works: the refusal is the guest's.
     const owner = await callTool(runner, "owner", "read", { path: outside });
