@@ -183,7 +183,8 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
       settings: () => ({ policy: "pairing", allowedUsers: [] }),
       logger: silentLogger,
     });
-    const code = access.createInvite(name);
+    // An owner's invite: a guest's runs get no bash.
+    const code = access.createInvite(name, "owner");
     const welcome = await send("UI", `/start ${code}`);
     expect(welcome[0]).toContain("Welcome!");
     const posted = await send("UI", "run-bash invited-ok");
