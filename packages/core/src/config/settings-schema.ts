@@ -1,4 +1,5 @@
 import { MAX_BASH_TIMEOUT_SECONDS } from "../tools/bash-timeout.js";
+import { type ToolPolicySettings, toolPolicyValue } from "../tools/tool-policy.js";
 import {
   booleanValue,
   integerValue,
@@ -39,14 +40,19 @@ export interface ConfigValues {
   queueDepth: number;
   idleTimeoutSeconds: number;
   shutdownGraceSeconds: number;
+  tools?: ToolPolicySettings;
 }
 
 export type ConfigKey = keyof ConfigValues;
 
 /** One setting: its settings.json key (and flag, in kebab case) is the key it has in its table. */
 export interface SettingDefinition<T = unknown> {
-  /** Environment variable read for this key. */
-  env: string;
+  /**
+   * Environment variable read for this key (its flag is the key in kebab case). Absent: the
+   * setting is read from settings.json only, where its value may be any JSON (an object of
+   * lists, say), which no variable or flag could spell readably.
+   */
+  env?: string;
   parse: Parser<T>;
   default?: T;
   /** Masked by `guppy config`, never shown in an error, withheld from tool commands. */
@@ -191,13 +197,16 @@ export const settingsSchema: SettingsSchema = {
     description:
       "How long `guppy serve` lets running turns finish on Ctrl+C (SIGINT), SIGTERM or SIGHUP",
   },
+  tools: {
+    parse: toolPolicyValue(),
+    description:
+      "Tools per channel and role: `allow` replaces the role's default set, `deny` removes from it (see Tools and roles)",
+  },
 };
 
 export const configKeys = Object.keys(settingsSchema) as ConfigKey[];
 
 /** The environment variables of the settings marked secret. */
 export function secretEnvNames(settings: SettingDefinitions): string[] {
-  return Object.values(settings)
-    .filter((def) => def.secret)
-    .map((def) => def.env);
+  return Object.values(settings).flatMap((def) => (def.secret && def.env ? [def.env] : []));
 }

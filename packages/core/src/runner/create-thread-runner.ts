@@ -1,4 +1,5 @@
 import { platform, release } from "node:os";
+import { join } from "node:path";
 import type { AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import { secretEnvNames } from "../config/settings-schema.js";
@@ -9,8 +10,10 @@ import type { PromptSources } from "../prompt/prompt-sources.js";
 import { loadPromptSourcesShared } from "../prompt/prompt-sources.js";
 import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
 import type { Store } from "../store/create-store.js";
-import { createCoreTools } from "../tools/create-tools.js";
-import { createUploadTool } from "../tools/upload-tool.js";
+import { ATTACHMENTS_DIR, parseThreadId } from "../store/thread-layout.js";
+import { createRoleTools } from "../tools/create-tools.js";
+import type { ToolContext } from "../tools/tool-context.js";
+import { guestPathPolicy } from "../tools/tool-policy.js";
 import type { AgentRunner, ThreadHandle } from "../types.js";
 import { createAgentRunner } from "./create-agent-runner.js";
 
@@ -36,15 +39,29 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       { type: "host" },
       { modelProvider: resolved.model.provider, secretEnv: secretEnvNames(config.settings) },
     );
-  const tools = createCoreTools({
+  const ctx: ToolContext = {
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),
     sandbox,
     toolResultMaxChars: config.toolResultMaxChars,
     bashTimeoutSeconds: config.bashTimeoutSeconds,
+  };
+  // Each role's tools, per the `tools` setting for this thread's channel; a guest's file tools
+  // reach only its workspace and attachments.
+  const roleTools = createRoleTools({
+    owner: ctx,
+    guest: {
+      ...ctx,
+      pathPolicy: guestPathPolicy({
+        home: config.home,
+        workspaceDir,
+        attachmentsDir: join(store.threadDir(threadId), ATTACHMENTS_DIR),
+      }),
+    },
+    thread: options.threadHandle,
+    channel: parseThreadId(threadId).adapter,
+    policy: config.tools,
   });
-  if (options.threadHandle)
-    tools.push(createUploadTool({ workspaceDir, thread: options.threadHandle }));
   const os = `${platform()} ${release()}`;
   const warned = new Set<string>();
   let last:
@@ -62,7 +79,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     compactReserveTokens: config.compactReserveTokens,
     compactKeepRecentTokens: config.compactKeepRecentTokens,
     toolResultMaxChars: config.toolResultMaxChars,
-    tools,
+    tools: roleTools.owner,
+    toolsFor: (role) => roleTools[role],
     // Re-read before every run (shared by a channel's threads for a moment, see
     // prompt-sources.ts): memory, daily notes, identity files and skills may have changed.
     // The same sources on the same day give the same bytes, so the last prompt is reused.

@@ -3,8 +3,8 @@ import { booleanValue, kebab } from "@guppy/core/config";
 import { allSettings } from "../channels/registry.js";
 import { UsageError } from "./cli-error.js";
 
-/** Every setting's key, core's and guppy's (channels/registry.ts). */
-const configKeys = Object.keys(allSettings);
+/** Every setting's key that has a flag, core's and guppy's (channels/registry.ts). */
+const configKeys = Object.keys(allSettings).filter((key) => allSettings[key]?.env);
 
 export interface CliArgs {
   command: string | undefined;
