@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -17,9 +17,26 @@ import { until } from "./helpers/until.js";
 const ANN = { id: 1001, name: "ann" };
 const BOB = { id: 1002, name: "bob" };
 
+/** "touch PATH" → a bash tool call `touch PATH` (asked for whatever tools were offered); else an echo. */
 function script(request: ChatCompletionRequest): FixtureResponse {
   const last = lastMessage(request);
-  return { content: `You said: ${requestText({ ...request, messages: last ? [last] : [] })}` };
+  if (last?.role === "tool")
+    return { content: `Tool said: ${String(last.content).split("\n")[0]}` };
+  const text = requestText({ ...request, messages: last ? [last] : [] });
+  const touch = /touch (\S+)/.exec(text);
+  if (touch) {
+    return {
+      toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: `touch ${touch[1]}` }) }],
+    };
+  }
+  return { content: `You said: ${text}` };
+}
+
+/** The tool names offered in the first request that carried `text` (the prompt's run). */
+function offeredTools(llm: MockLlm, text: string): string[] {
+  const request = llm.requests().find((r) => requestText(r).includes(text));
+  if (!request) throw new Error(`no request carried "${text}"`);
+  return (request.tools ?? []).map((t) => t.function.name);
 }
 
 /** The inbox's accepted records of `userId` (`<home>/inbox.jsonl`: what the runs are given). */
@@ -94,6 +111,25 @@ describe("Telegram senders' roles (telegram-test-api + aimock)", () => {
     expect(owner).toMatchObject({ text: "hello from the owner" });
     expect(owner).not.toHaveProperty("role");
     expect(guest).toMatchObject({ text: "hello from a guest", role: "guest" });
+  });
+
+  it("a guest is offered no bash, and a bash call the model makes anyway runs nothing; an owner is offered it and it runs", async () => {
+    const { home, cleanup } = tempHome();
+    cleanups.push(cleanup);
+    await start(home, { GUPPY_ACCESS_POLICY: "open", GUPPY_ALLOWED_USERS: String(ANN.id) });
+    const ownerFile = join(home, "owner-was-here");
+    const guestFile = join(home, "guest-was-here");
+    await tg?.userSays(ANN, `please touch ${ownerFile}`);
+    await tg?.userSays(BOB, `please touch ${guestFile}`);
+    await answered(ANN, "Tool said");
+    await answered(BOB, "Tool said");
+    const owner = offeredTools(llm, ownerFile);
+    const guest = offeredTools(llm, guestFile);
+    expect(owner).toContain("bash");
+    expect(owner).toContain("write");
+    expect(guest).toEqual(["read"]);
+    expect(existsSync(ownerFile)).toBe(true);
+    expect(existsSync(guestFile)).toBe(false);
   });
 
   it("users admitted before roles are owners, said once at the first start with roles", async () => {
