@@ -3,8 +3,10 @@ import { type ToolPolicySettings, toolPolicyValue } from "../tools/tool-policy.j
 import {
   booleanValue,
   integerValue,
+  listValue,
   modelRefValue,
   oneOf,
+  type ParseResult,
   type Parser,
   timezoneValue,
   tokenValue,
@@ -41,6 +43,9 @@ export interface ConfigValues {
   idleTimeoutSeconds: number;
   shutdownGraceSeconds: number;
   tools?: ToolPolicySettings;
+  sandbox: string;
+  sandboxMounts?: string[];
+  sandboxNetwork: "on" | "off";
 }
 
 export type ConfigKey = keyof ConfigValues;
@@ -202,7 +207,51 @@ export const settingsSchema: SettingsSchema = {
     description:
       "Tools per channel and role: `allow` replaces the role's default set, `deny` removes from it (see Tools and roles)",
   },
+  sandbox: {
+    env: "GUPPY_SANDBOX",
+    parse: sandboxValue(),
+    default: "auto",
+    description:
+      "Where tools run: `auto` (bubblewrap when it works here, else the host, said at start), `bwrap`, `docker:<container>` or `host` (unconfined)",
+  },
+  sandboxMounts: {
+    env: "GUPPY_SANDBOX_MOUNTS",
+    parse: mountListValue(),
+    description:
+      "Extra folders bubblewrap shows the tools, comma-separated; each `path`, `path:ro` or `path:rw` (read-only unless `:rw`)",
+  },
+  sandboxNetwork: {
+    env: "GUPPY_SANDBOX_NETWORK",
+    parse: oneOf(["on", "off"] as const),
+    default: "on",
+    description: "Network inside the bubblewrap sandbox: `on` or `off` (loopback only)",
+  },
 };
+
+/** GUPPY_SANDBOX: `auto`, `bwrap`, `host` or `docker:<container>` (a Docker container name or id). */
+function sandboxValue(): Parser<string> {
+  const expected = "one of auto, bwrap, docker:<container>, host";
+  const parse = (raw: unknown): ParseResult<string> => {
+    const value = typeof raw === "string" ? raw.trim() : "";
+    if (["auto", "bwrap", "host"].includes(value)) return { ok: true, value };
+    if (/^docker:[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(value)) return { ok: true, value };
+    return { ok: false, expected };
+  };
+  return Object.assign(parse, { expected });
+}
+
+/** GUPPY_SANDBOX_MOUNTS: absolute paths, each with an optional `:ro` or `:rw`. */
+function mountListValue(): Parser<string[]> {
+  const list = listValue();
+  const expected = "a comma-separated list of absolute paths, each path[:ro|:rw]";
+  const parse = (raw: unknown): ParseResult<string[]> => {
+    const parsed = list(raw);
+    if (!parsed.ok) return { ok: false, expected };
+    const ok = parsed.value.every((entry) => entry.replace(/:(ro|rw)$/, "").startsWith("/"));
+    return ok ? parsed : { ok: false, expected };
+  };
+  return Object.assign(parse, { expected, list: true as const });
+}
 
 export const configKeys = Object.keys(settingsSchema) as ConfigKey[];
 

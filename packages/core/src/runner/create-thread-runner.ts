@@ -8,7 +8,13 @@ import type { ResolvedModel } from "../model/resolve-model.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
 import type { PromptSources } from "../prompt/prompt-sources.js";
 import { loadPromptSourcesShared } from "../prompt/prompt-sources.js";
-import { createSandbox, type Sandbox } from "../sandbox/sandbox.js";
+import {
+  createSandbox,
+  type Sandbox,
+  type SandboxConfig,
+  withAgentPaths,
+} from "../sandbox/sandbox.js";
+import { sandboxPathPolicy } from "../sandbox/thread-view.js";
 import type { Store } from "../store/create-store.js";
 import { ATTACHMENTS_DIR, parseThreadId } from "../store/thread-layout.js";
 import { createRoleTools } from "../tools/create-tools.js";
@@ -22,6 +28,12 @@ export interface ThreadRunnerOptions {
   config: GuppyConfig;
   resolved: ResolvedModel;
   store: Store;
+  /**
+   * Where the thread's commands run (resolveSandbox's choice; default: the host). The owner's
+   * file tools follow the same rule set.
+   */
+  sandboxConfig?: SandboxConfig;
+  /** A sandbox made elsewhere (tests): used instead of one built from `sandboxConfig`. */
   sandbox?: Sandbox;
   logger?: Logger;
   baseStreamFn?: StreamFn;
@@ -33,21 +45,25 @@ export interface ThreadRunnerOptions {
 export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
   const workspaceDir = store.workspaceDir(threadId);
+  const sandboxConfig = options.sandboxConfig ?? { type: "host" };
   const sandbox =
     options.sandbox ??
-    createSandbox(
-      { type: "host" },
-      { modelProvider: resolved.model.provider, secretEnv: secretEnvNames(config.settings) },
-    );
+    createSandbox(sandboxConfig, {
+      home: config.home,
+      threadId,
+      modelProvider: resolved.model.provider,
+      secretEnv: secretEnvNames(config.settings),
+    });
   const ctx: ToolContext = {
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),
     sandbox,
     toolResultMaxChars: config.toolResultMaxChars,
     bashTimeoutSeconds: config.bashTimeoutSeconds,
+    pathPolicy: sandboxPathPolicy(sandboxConfig, config.home, threadId),
   };
   // Each role's tools, per the `tools` setting for this thread's channel; a guest's file tools
-  // reach only its workspace and attachments.
+  // reach only its workspace and attachments. Paths in their results are the sandbox's.
   const roleTools = createRoleTools({
     owner: ctx,
     guest: {
@@ -62,6 +78,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     channel: parseThreadId(threadId).adapter,
     policy: config.tools,
   });
+  const ownerTools = withAgentPaths(roleTools.owner, sandbox);
+  const guestTools = withAgentPaths(roleTools.guest, sandbox);
   const os = `${platform()} ${release()}`;
   const warned = new Set<string>();
   let last:
@@ -79,8 +97,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     compactReserveTokens: config.compactReserveTokens,
     compactKeepRecentTokens: config.compactKeepRecentTokens,
     toolResultMaxChars: config.toolResultMaxChars,
-    tools: roleTools.owner,
-    toolsFor: (role) => roleTools[role],
+    tools: ownerTools,
+    toolsFor: (role) => (role === "guest" ? guestTools : ownerTools),
     // Re-read before every run (shared by a channel's threads for a moment, see
     // prompt-sources.ts): memory, daily notes, identity files and skills may have changed.
     // The same sources on the same day give the same bytes, so the last prompt is reused.

@@ -12,7 +12,8 @@ import {
 } from "./exec.js";
 import { killProcessTree, trackTree, untrackTree } from "./process-tree.js";
 
-const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
+/** The shell commands run in (bash where there is one). */
+export const shell = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 
 const DEFAULT_MAX_BUFFER_BYTES = 10 * 1024 * 1024;
 /**
@@ -32,6 +33,38 @@ export function execOnHost(
   modelProvider: string | undefined,
   secretEnv?: readonly string[],
 ): Promise<ExecResult> {
+  return execTracked(options, () => ({
+    file: shell,
+    args: ["-c", command],
+    env: toolEnv(options.env ?? process.env, modelProvider, secretEnv),
+  }));
+}
+
+/** The process a sandbox starts for one command (`bash -c`, `bwrap … bash -c`, `docker exec …`). */
+export interface TrackedSpawn {
+  file: string;
+  args: string[];
+  /** Its environment; the command's tag is added. */
+  env: NodeJS.ProcessEnv;
+  /**
+   * Called once when the command is killed (timeout or abort), beside the kill of the local tree:
+   * for processes this host cannot signal (a container's).
+   */
+  onKill?: () => void;
+}
+
+/**
+ * Starts the process `spawnOf(tag)` describes (`tag` is the value of GUPPY_EXEC_TAG in the
+ * environment of everything it starts) in `options.cwd`, in its own process group, and captures
+ * its output. On timeout or abort its whole tree is killed: the group, every descendant and every
+ * process carrying the tag; it is tracked meanwhile (`trackTree`) so that guppy's exit, or its
+ * next start after a kill -9, ends it too.
+ * Long by design: one closure per command whose timer, abort and exit handlers share its state.
+ */
+export function execTracked(
+  options: ExecOptions,
+  spawnOf: (tag: string) => TrackedSpawn,
+): Promise<ExecResult> {
   const { timeoutMs } = options;
   if (!(timeoutMs >= 1 && timeoutMs <= MAX_EXEC_TIMEOUT_MS)) {
     // Never a run killed at once by an overflowed timer.
@@ -49,13 +82,12 @@ export function execOnHost(
     let aborted = false;
     let settled = false;
 
-    const tag = `GUPPY_EXEC_TAG=${randomUUID()}`;
-    const child = spawn(shell, ["-c", command], {
+    const tagValue = randomUUID();
+    const tag = `GUPPY_EXEC_TAG=${tagValue}`;
+    const spec = spawnOf(tagValue);
+    const child = spawn(spec.file, spec.args, {
       cwd: options.cwd,
-      env: {
-        ...toolEnv(options.env ?? process.env, modelProvider, secretEnv),
-        GUPPY_EXEC_TAG: tag.slice("GUPPY_EXEC_TAG=".length),
-      },
+      env: { ...spec.env, GUPPY_EXEC_TAG: tagValue },
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -71,7 +103,12 @@ export function execOnHost(
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
 
+    let killedInside = false;
     const kill = (then?: () => void) => {
+      if (!killedInside && spec.onKill) {
+        killedInside = true;
+        spec.onKill();
+      }
       if (child.pid !== undefined) killProcessTree(child.pid, then ? { tag, then } : { tag });
     };
     const untrack = () => {
@@ -153,7 +190,8 @@ export function withheldEnvNames(
   modelProvider?: string,
   secretEnv: readonly string[] = [],
 ): Set<string> {
-  const names = new Set([...secretSettingVars, ...secretEnv]);
+  // GUPPY_HOME too: it points at settings.json and api-token (the file tools refuse those).
+  const names = new Set(["GUPPY_HOME", ...secretSettingVars, ...secretEnv]);
   for (const provider of getProviders()) {
     for (const name of findEnvKeys(provider) ?? []) {
       if (!sharedTokens.has(name) || provider === modelProvider) names.add(name);

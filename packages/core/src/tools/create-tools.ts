@@ -32,6 +32,7 @@ const factories: {
     (createUploadTool({
       workspaceDir: ctx.workspaceDir,
       pathPolicy: ctx.pathPolicy,
+      sandbox: ctx.sandbox,
       thread: on.thread,
     }) as AgentTool),
 };

@@ -2,7 +2,6 @@
 // and the `tools` setting's checks (createThreadRunner makes the tools themselves).
 export {
   builtinToolNames,
-  guppySecretDenials,
   MCP_TOOL_SEPARATOR,
   roles,
   type ToolPolicySettings,

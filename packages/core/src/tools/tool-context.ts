@@ -24,16 +24,22 @@ export interface ToolContext {
 }
 
 /**
- * A path given by the model, resolved (see resolveToolPath) and checked against the context's
- * policy: the real path a file tool may `mode`, or a one-line error naming what is allowed.
+ * A path given by the model, as a host path (a sandbox that mounts folders elsewhere, such as
+ * Docker's /workspace, translates it), resolved (see resolveToolPath) and checked against the
+ * context's policy: the real path a file tool may `mode`, or a one-line error naming what is
+ * allowed.
  */
 export function toolPath(
-  ctx: Pick<ToolContext, "workspaceDir" | "pathPolicy">,
+  ctx: Pick<ToolContext, "workspaceDir" | "pathPolicy"> & {
+    sandbox?: Pick<Sandbox, "toHostPath">;
+  },
   given: string,
   mode: PathMode,
   tool: string,
 ): string {
-  const path = resolveToolPath(ctx.workspaceDir, given);
+  const trimmed = given.trim();
+  const host = ctx.sandbox?.toHostPath?.(trimmed) ?? trimmed;
+  const path = resolveToolPath(ctx.workspaceDir, host);
   return ctx.pathPolicy ? ctx.pathPolicy.check(path, mode, tool) : path;
 }
 

@@ -1,7 +1,8 @@
 import { join } from "node:path";
 import { closestName, type Parser } from "../config/setting-parsers.js";
+import { secretDenials } from "../sandbox/thread-view.js";
 import type { Role } from "../types.js";
-import { createPathPolicy, type PathDenial, type PathPolicy } from "./path-policy.js";
+import { createPathPolicy, type PathPolicy } from "./path-policy.js";
 
 // Which tools a run gets: each role's default set, narrowed or widened per channel by the `tools`
 // setting. Names only here; create-tools.ts makes the tools.
@@ -163,21 +164,6 @@ export function toolPolicyChannelProblem(
 }
 
 /**
- * guppy's own files in its data directory, which no tool may touch whatever else it is granted:
- * the settings and env file hold API keys, `api-token` opens the HTTP API, `access/` says who
- * may talk to the agent, `logs/` hold every conversation.
- */
-export function guppySecretDenials(home: string): PathDenial[] {
-  return [
-    { path: join(home, "settings.json"), reason: "guppy's settings (they hold API keys)" },
-    { path: join(home, "guppy.env"), reason: "guppy's environment file (it holds API keys)" },
-    { path: join(home, "api-token"), reason: "the HTTP API's token" },
-    { path: join(home, "access"), reason: "guppy's access control state" },
-    { path: join(home, "logs"), reason: "guppy's logs" },
-  ];
-}
-
-/**
  * What a guest's file tools may touch: its thread's workspace and the attachments it sent, and
  * nothing of guppy's own files. The workspace is writable so that an owner who allows a guest
  * `write` or `edit` gets a working tool; the default guest set has only `read`.
@@ -193,7 +179,11 @@ export function guestPathPolicy(options: {
       { path: options.workspaceDir, access: "rw", label: "the workspace" },
       { path: options.attachmentsDir, access: "ro", label: "the attachments" },
     ],
-    denials: guppySecretDenials(options.home),
+    // guppy's secret files, and its logs (a key a command printed may be in them).
+    denials: [
+      ...secretDenials(options.home),
+      { path: join(options.home, "logs"), reason: "guppy's logs" },
+    ],
   });
 }
 

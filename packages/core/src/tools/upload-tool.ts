@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { basename } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
+import type { Sandbox } from "../sandbox/sandbox.js";
 import type { ThreadHandle } from "../types.js";
 import type { PathPolicy } from "./path-policy.js";
 import { textResult, toolPath } from "./tool-context.js";
@@ -19,6 +20,8 @@ export function createUploadTool(options: {
   workspaceDir: string;
   /** What the file tools may touch (see ToolContext.pathPolicy). */
   pathPolicy?: PathPolicy;
+  /** Translates the paths the agent gives (Docker's /workspace) to host paths. */
+  sandbox?: Pick<Sandbox, "toHostPath">;
   /** The thread's channel handle, if the thread lives on a channel that can receive files. */
   thread: () => ThreadHandle | undefined;
 }): AgentTool<typeof parameters> {

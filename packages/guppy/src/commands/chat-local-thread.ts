@@ -8,7 +8,12 @@ import {
   type ResolvedModel,
   type Store,
 } from "@guppy/core";
-import { RUNNING_TOOLS_FILE, recordRunningTrees, takeOverRunningTrees } from "@guppy/core/sandbox";
+import {
+  RUNNING_TOOLS_FILE,
+  recordRunningTrees,
+  resolveSandbox,
+  takeOverRunningTrees,
+} from "@guppy/core/sandbox";
 import { canonicalThreadId } from "@guppy/core/thread-layout";
 import {
   createListeners,
@@ -39,6 +44,9 @@ export function createLocalThread(
   options: LocalThreadOptions,
 ): ThreadClient & { start(): Promise<void> } {
   const { threadId, config, resolved, store, logger } = options;
+  // Once per chat: a sandbox that cannot work here stops it (ConfigError, one line).
+  const { sandbox: sandboxConfig, notice } = resolveSandbox(config);
+  if (notice) process.stderr.write(`guppy: ${notice}\n`);
   const dir = store.threadDir(threadId);
   const journal = join(dir, CHAT_INBOX_FILE);
   const orchestrator = createOrchestrator({
@@ -51,7 +59,8 @@ export function createLocalThread(
     logger,
     // The chat holds the session's chat.lock already, and lets go of it after `close`.
     inbox: { file: journal, lock: () => () => {} },
-    createRunner: (id) => createThreadRunner({ threadId: id, config, resolved, store, logger }),
+    createRunner: (id) =>
+      createThreadRunner({ threadId: id, config, resolved, store, logger, sandboxConfig }),
   });
   // Notices reach the terminal as orchestrator events (below); the handle only takes them.
   orchestrator.registerChannel({

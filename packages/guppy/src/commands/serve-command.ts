@@ -6,7 +6,12 @@ import {
   resolveModel,
   routeConsoleTo,
 } from "@guppy/core";
-import { killRunningTrees, RUNNING_TOOLS_FILE, takeOverRunningTrees } from "@guppy/core/sandbox";
+import {
+  killRunningTrees,
+  RUNNING_TOOLS_FILE,
+  resolveSandbox,
+  takeOverRunningTrees,
+} from "@guppy/core/sandbox";
 import type { GatewayChannel, GatewayContext } from "../channels/channel.js";
 import { removeGatewayFile, writeGatewayFile } from "../channels/http/gateway-file.js";
 import { type AppConfig, loadEnabledChannels } from "../channels/registry.js";
@@ -27,11 +32,15 @@ import { loadCliConfig } from "./load-cli-config.js";
 export async function serveCommand(args: CliArgs): Promise<number> {
   rejectExtraArguments(args, "guppy serve");
   const config = loadCliConfig(args);
+  // Once, before anything starts: a sandbox that cannot work here stops the start (ConfigError).
+  const { sandbox: sandboxConfig, notice: sandboxNotice } = resolveSandbox(config);
   const resolved = await resolveModel(config);
   const gw = createGatewayLogger({ home: config.home, debug: config.debug });
   const { logger } = gw;
   // A provider's malformed chunk, printed raw by its SDK, goes to the log cut to one line.
   routeConsoleTo(logger, "warn");
+  // The log file and the terminal (warnings go to both).
+  if (sandboxNotice) logger.warn(sandboxNotice);
   // The terminal's output is a courtesy: nobody reading it any more (`guppy serve | head`, a
   // closed terminal) or a full disk under `guppy serve > file` must not stop the gateway.
   whenOutputFails((_stream, error) => gw.terminalClosed(error.code ?? String(error)));
@@ -64,6 +73,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         resolved,
         store,
         logger,
+        sandboxConfig,
         threadHandle: () => orchestrator.threadHandle(threadId),
       }),
   });

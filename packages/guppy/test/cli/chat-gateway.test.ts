@@ -74,8 +74,8 @@ describe("guppy chat beside guppy serve", () => {
     return h.home;
   };
   const env = (home: string) => cleanEnv({ ...llm.env(), GUPPY_HOME: home });
-  const serve = async (home: string) => {
-    const s = await startServe(home, llm.env());
+  const serve = async (home: string, extra: Record<string, string> = {}) => {
+    const s = await startServe(home, { ...llm.env(), ...extra });
     running.push(s);
     return s;
   };
@@ -208,7 +208,8 @@ describe("guppy chat beside guppy serve", () => {
 
   it("Ctrl+C in an attached chat aborts the run in the gateway (its tool command killed) and exits 130", async () => {
     const home = newHome();
-    const s = await serve(home);
+    // Its tool writes its pid outside the workspace: the host sandbox.
+    const s = await serve(home, { GUPPY_SANDBOX: "host" });
     const pidFile = join(home, "sleeper.pid");
     const chat = spawn(
       process.execPath,

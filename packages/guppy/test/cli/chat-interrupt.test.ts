@@ -32,7 +32,10 @@ describe("interrupting guppy chat", () => {
     await llm.stop();
     home.cleanup();
   });
-  const env = () => cleanEnv({ ...llm.env("openai-completions"), GUPPY_HOME: home.home });
+  // The tool hands back its pid, which guppy checks from outside: the host sandbox (under
+  // bubblewrap the command has a pid of its own namespace).
+  const env = () =>
+    cleanEnv({ ...llm.env("openai-completions"), GUPPY_HOME: home.home, GUPPY_SANDBOX: "host" });
 
   it("Ctrl+C during -m kills the running tool's process tree, exits 130, and the session stays usable", async () => {
     const child = spawn(

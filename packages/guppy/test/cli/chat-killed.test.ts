@@ -40,7 +40,9 @@ describe("guppy chat killed mid-run (kill -9), no gateway", () => {
     await llm.stop();
     home.cleanup();
   });
-  const env = () => cleanEnv({ ...llm.env(), GUPPY_HOME: home.home });
+  // The tool hands back its pid, which guppy checks from outside: the host sandbox (under
+  // bubblewrap the command has a pid of its own namespace).
+  const env = () => cleanEnv({ ...llm.env(), GUPPY_HOME: home.home, GUPPY_SANDBOX: "host" });
   const killMidRun = async (args: string[], running: () => boolean) => {
     const child = spawn(process.execPath, [guppyBin, ...args], {
       env: env(),

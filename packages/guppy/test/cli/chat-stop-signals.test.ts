@@ -20,10 +20,11 @@ describe.concurrent("guppy chat stopped by SIGHUP or SIGTERM", () => {
       const last = lastMessage(request);
       if (last?.role === "tool") return { content: "tool finished" };
       const text = requestText({ ...request, messages: [last!] });
-      // "slow job NAME": writes NAME.started, then after 3 s NAME.marker.
+      // "slow job NAME": writes NAME.started, then after 3 s NAME.marker (in the workspace of
+      // session NAME, which the sandbox lets it write).
       const job = /slow job (\S+)/.exec(text);
       if (job) {
-        const file = join(home.home, job[1]!);
+        const file = jobFile(job[1]!);
         return {
           toolCalls: [
             {
@@ -38,6 +39,8 @@ describe.concurrent("guppy chat stopped by SIGHUP or SIGTERM", () => {
       return { content: `echo: ${text}` };
     });
   });
+  /** `<session NAME's workspace>/NAME`. */
+  const jobFile = (name: string) => join(home.home, "cli", "local", name, "scratch", name);
   afterAll(async () => {
     await llm.stop();
     home.cleanup();
@@ -65,7 +68,7 @@ describe.concurrent("guppy chat stopped by SIGHUP or SIGTERM", () => {
       child.stdout.resume();
       if (interactive) child.stdin.write(`${prompt}\n`);
       const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
-      const started = join(home.home, `${name}.started`);
+      const started = `${jobFile(name)}.started`;
       const deadline = Date.now() + 10_000;
       while (!existsSync(started) && Date.now() < deadline) await sleep(25);
       expect(existsSync(started)).toBe(true);
@@ -74,7 +77,7 @@ describe.concurrent("guppy chat stopped by SIGHUP or SIGTERM", () => {
       expect(await closed, stderr).toBe(code);
       // The command would have touched its marker 3 s after it started.
       await sleep(4000);
-      expect(existsSync(join(home.home, `${name}.marker`))).toBe(false);
+      expect(existsSync(`${jobFile(name)}.marker`)).toBe(false);
       // The aborted turn is in the context, as after Ctrl+C.
       const context = readFileSync(join(home.home, "cli", "local", name, "context.jsonl"), "utf8");
       expect(context).toContain(prompt);

@@ -76,6 +76,11 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     running.push(s);
     return s;
   };
+  /**
+   * For tests whose tool commands write outside the workspace and hand their pids back: the
+   * host sandbox (bubblewrap would hide those files and give the commands pids of their own).
+   */
+  const onHost = { GUPPY_SANDBOX: "host" };
   const client = (s: ServeProcess) =>
     new OpenAI({ baseURL: `${s.url}/v1`, apiKey: s.token, maxRetries: 0, timeout: 20_000 });
 
@@ -479,7 +484,7 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
 
   it("tells the openai client not to send again a prompt whose run failed after its tool ran", async () => {
     const dir = home();
-    const s = await serve(dir);
+    const s = await serve(dir, onHost);
     // The client's default retries: two more requests after a 5xx, each a new prompt.
     const openai = new OpenAI({ baseURL: `${s.url}/v1`, apiKey: s.token, timeout: 20_000 });
     const marker = join(dir, "runs.txt");
@@ -535,7 +540,7 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
 
   it("after kill -9 mid-run, a restart re-runs the prompt that had no side effects and reports the one that had", async () => {
     const dir = home();
-    const first = await serve(dir);
+    const first = await serve(dir, onHost);
     const clean = "http:api:clean";
     const sideEffects = "http:api:effects";
     await first.api(`/v1/threads/${clean}/messages`, {
@@ -555,7 +560,7 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     await first.exited;
     expect(isAlive(shell)).toBe(true); // guppy could not kill its tool command
 
-    const second = await serve(dir);
+    const second = await serve(dir, onHost);
     // The next start did, before it reports the run as interrupted (not run again).
     expect(await waitDead(shell)).toBe(true);
     expect(second.stdout()).toMatch(
@@ -582,14 +587,14 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     // Nothing is left to replay after a second restart.
     second.child.kill("SIGTERM");
     expect(await second.exited).toBe(0);
-    const third = await serve(dir);
+    const third = await serve(dir, onHost);
     await sleep(300);
     expect(third.stdout()).not.toMatch(/replaying|reporting/);
   }, 40_000);
 
   it("on a second SIGTERM exits at once and kills the running tool command's processes", async () => {
     const dir = home();
-    const s = await serve(dir, { GUPPY_SHUTDOWN_GRACE_SECONDS: "30" });
+    const s = await serve(dir, { ...onHost, GUPPY_SHUTDOWN_GRACE_SECONDS: "30" });
     const marker = join(dir, "too-late");
     await s.api("/v1/threads/http:api:twice/messages", {
       method: "POST",
@@ -615,7 +620,7 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
 
   it("kills a tool command's process that ignores SIGTERM when the grace period ends", async () => {
     const dir = home();
-    const s = await serve(dir, { GUPPY_SHUTDOWN_GRACE_SECONDS: "1" });
+    const s = await serve(dir, { ...onHost, GUPPY_SHUTDOWN_GRACE_SECONDS: "1" });
     const pidFile = join(dir, "child");
     // On a connection of its own, closed after the answer: a kept-alive one would hold the
     // shutdown (closing the HTTP server) long enough for the abort's own SIGKILL timer to fire.
