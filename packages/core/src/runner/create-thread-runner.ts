@@ -128,6 +128,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
         sources,
         skillsInline: config.skillsInline,
         toAgentPath: sandbox.toAgentPath,
+        audience: runTools === guestTools ? "guest" : "owner",
       });
       last = { sources, date, tools: runTools, prompt };
       return prompt;

@@ -110,6 +110,42 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
     expect(prompts.guest).not.toContain("\n- write: ");
   });
 
+  it("keeps the owner's own notes out of a guest's system prompt, and this chat's memory in", async () => {
+    t.write("MEMORY.md", "- OWNER-GLOBAL-FACT: the safe code is 1234");
+    t.write("USER.md", "OWNER-PROFILE: lives at 1 Private Road");
+    t.write("telegram/MEMORY.md", "- PLATFORM-FACT about every telegram chat");
+    t.write("telegram/100/MEMORY.md", "- CHAT-FACT: this chat plans a picnic");
+    const today = new Date().toISOString().slice(0, 10).replaceAll("-", "");
+    t.write(`memory/${today.slice(0, 6)}/${today}.md`, "- DIARY-ENTRY: saw the doctor");
+    t.write(
+      "skills/secret-skill/SKILL.md",
+      "---\nname: secret-skill\ndescription: SKILL-DESC\n---\nbody",
+    );
+    const runner = runnerFor("telegram:100:100");
+    const prompts: Partial<Record<Role, string>> = {};
+    for (const role of ["guest", "owner"] as const) {
+      faux.setResponses([
+        (context: Context) => {
+          prompts[role] = context.systemPrompt ?? "";
+          return fauxAssistantMessage("ok");
+        },
+      ]);
+      await runner.prompt({ text: "hi", role });
+    }
+    for (const mark of [
+      "OWNER-GLOBAL-FACT",
+      "OWNER-PROFILE",
+      "PLATFORM-FACT",
+      "DIARY-ENTRY",
+      "SKILL-DESC",
+    ]) {
+      expect(prompts.owner, mark).toContain(mark);
+      expect(prompts.guest, mark).not.toContain(mark);
+    }
+    expect(prompts.guest).toContain("CHAT-FACT");
+    expect(prompts.guest).not.toContain("Data directory");
+  });
+
   it("follows the tools setting for the thread's channel", async () => {
     const tools = {
       telegram: { guest: { allow: ["read", "write"] }, owner: { deny: ["bash"] } },
