@@ -26,6 +26,15 @@ const access = () =>
   });
 
 describe("guppy pairing / guppy invite", () => {
+  it("names the path when an access file is a directory (a thread id once made one there)", async () => {
+    mkdirSync(join(home, "access", "telegram", "approved.json"), { recursive: true });
+    const r = await runCli(["pairing", "list", "telegram"], { env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain(join(home, "access", "telegram", "approved.json"));
+    expect(r.stderr).toContain("is a directory");
+  });
+
   it("approves a pending pairing code, and says so in one line when the code is unknown", async () => {
     const decision = access().check("telegram", { id: "555", name: "ann" });
     if (decision.kind !== "pair") throw new Error("expected a pairing code");
