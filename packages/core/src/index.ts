@@ -10,7 +10,13 @@ export {
   type LoadConfigOptions,
   loadConfig,
 } from "./config/load-config.js";
-export { createLineLogger, type Logger, type LogLevel, silentLogger } from "./logging/logger.js";
+export {
+  createLineLogger,
+  type Logger,
+  type LogLevel,
+  routeConsoleTo,
+  silentLogger,
+} from "./logging/logger.js";
 export { type ResolvedModel, resolveModel } from "./model/resolve-model.js";
 export {
   createOrchestrator,

@@ -4,7 +4,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { ConfigError } from "./config-error.js";
 import { maskUrlCredentials } from "./mask-url-credentials.js";
 import { parseJsoncFile } from "./parse-jsonc-file.js";
-import type { RawValue } from "./setting-parsers.js";
+import { closestName, isRawValue, type RawValue } from "./setting-parsers.js";
 import {
   type ConfigValues,
   type SettingDefinition,
@@ -48,7 +48,7 @@ export interface LoadConfigOptions<S extends SettingDefinitions = {}> {
 export function withAppSettings(app: SettingDefinitions = {}): SettingDefinitions {
   const envs = new Set(Object.values(settingsSchema).map((def) => def.env));
   for (const [key, def] of Object.entries(app)) {
-    if (key in settingsSchema || envs.has(def.env)) {
+    if (key in settingsSchema || (def.env && envs.has(def.env))) {
       throw new Error(`The setting ${key} (${def.env}) is one of core's or the app's already`);
     }
     envs.add(def.env);
@@ -88,7 +88,7 @@ export function loadConfig<S extends SettingDefinitions = {}>(
         `"home" in ${settingsPath} is ignored: settings.json is read from the data directory, so that comes only from --home or GUPPY_HOME.`,
       );
     } else if (!keys.includes(key) && !key.startsWith("$")) {
-      const hint = suggestKey(key, keys);
+      const hint = closestName(key, keys);
       warnings.push(
         `Unknown key "${key}" in ${settingsPath}${hint ? ` (did you mean "${hint}"?)` : ""}; it is ignored.`,
       );
@@ -99,8 +99,9 @@ export function loadConfig<S extends SettingDefinitions = {}>(
   const sources: Record<string, ConfigSource> = {};
   for (const key of keys) {
     const def = settings[key] as SettingDefinition;
-    const flag = options.flags?.[key];
-    const envRaw = nonEmpty(env[def.env]);
+    // A settings.json-only setting (no variable) has no flag either.
+    const flag = def.env ? options.flags?.[key] : undefined;
+    const envRaw = def.env ? nonEmpty(env[def.env]) : undefined;
     const fileRaw = fileSettings[key];
     let source: ConfigSource;
     let raw: unknown;
@@ -118,11 +119,15 @@ export function loadConfig<S extends SettingDefinitions = {}>(
       values[key] = def.default;
       continue;
     }
-    const parsed = isRaw(raw)
-      ? def.parse(raw)
-      : def.parse.list && Array.isArray(raw) && raw.every(isRaw)
-        ? def.parse(raw.join(","))
-        : { ok: false as const, expected: def.parse.expected };
+    const parsed =
+      isRawValue(raw) || !def.env
+        ? def.parse(raw)
+        : def.parse.list && Array.isArray(raw) && raw.every(isRawValue)
+          ? def.parse(raw.join(","))
+          : { ok: false as const, expected: def.parse.expected };
+    if (!parsed.ok && parsed.problem) {
+      throw new ConfigError(`Invalid setting in ${settingsPath}: ${parsed.problem}`);
+    }
     if (!parsed.ok) {
       throw new ConfigError(
         `${describeOrigin(key, def, source, settingsPath)} is ${describeValue(raw, def)}: expected ${parsed.expected}.`,
@@ -185,44 +190,12 @@ function readSettingsFile(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-function isRaw(value: unknown): value is RawValue {
-  return typeof value === "string" || typeof value === "number" || typeof value === "boolean";
-}
-
 function nonEmpty(value: string | undefined): string | undefined {
   return value === undefined || value.trim() === "" ? undefined : value;
 }
 
 export function kebab(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-}
-
-function suggestKey(unknown: string, keys: readonly string[]): string | undefined {
-  const lower = unknown.toLowerCase();
-  let best: { key: string; distance: number } | undefined;
-  for (const key of keys) {
-    const d = editDistance(lower, key.toLowerCase());
-    if (d <= 2 && (!best || d < best.distance)) best = { key, distance: d };
-  }
-  return best?.key;
-}
-
-function editDistance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let prev = row[0] ?? 0;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = row[j] ?? 0;
-      row[j] = Math.min(
-        (row[j] ?? 0) + 1,
-        (row[j - 1] ?? 0) + 1,
-        prev + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-      prev = tmp;
-    }
-  }
-  return row[b.length] ?? 0;
 }
 
 /** Rows for `guppy config`: every key with its effective value (secrets and URL passwords masked) and source. */
@@ -234,17 +207,22 @@ export function describeConfig(
     const value = (config as unknown as Record<string, unknown>)[key];
     rows.push({
       key,
-      env: def.env,
+      env: def.env ?? "(settings.json)",
       value:
         value === undefined
           ? "(unset)"
           : def.secret
             ? maskSecret(String(value))
-            : maskUrlCredentials(Array.isArray(value) ? value.join(",") : String(value)),
+            : maskUrlCredentials(shownValue(value)),
       source: config.sources[key] ?? "unset",
     });
   }
   return rows;
+}
+
+function shownValue(value: unknown): string {
+  if (Array.isArray(value)) return value.join(",");
+  return value !== null && typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
 export function maskSecret(value: string): string {

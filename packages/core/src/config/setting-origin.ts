@@ -36,5 +36,6 @@ export function settingWithValue(key: string, value: unknown, origins: SettingOr
 /** Every place a setting can be given, for a message that asks for one: `GUPPY_BASE_URL (--base-url, "baseUrl" in settings.json)`. */
 export function settingPlaces(key: string, settings?: SettingDefinitions): string {
   const def = definition(key, settings);
+  if (!def.env) return `"${key}" in settings.json`;
   return `${def.env} (--${kebab(key)}, "${key}" in settings.json)`;
 }

@@ -1,8 +1,15 @@
 /** Value parsers for settings: each turns a raw env/flag/JSON value into a typed one or says what it expected. */
 export type RawValue = string | number | boolean;
-export type ParseResult<T> = { ok: true; value: T } | { ok: false; expected: string };
+export type ParseResult<T> =
+  | { ok: true; value: T }
+  /**
+   * `problem`: for a structured value, what is wrong and where inside it
+   * (`tools.telegram.guest.allow: unknown tool "bsh"`), said instead of the whole value.
+   */
+  | { ok: false; expected: string; problem?: string };
 export interface Parser<T> {
-  (raw: RawValue): ParseResult<T>;
+  /** `raw`: a flag's or variable's string, or what settings.json holds (any JSON value). */
+  (raw: unknown): ParseResult<T>;
   /** What the parser accepts, for error messages: "an integer ≥ 1", "a non-empty string", ... */
   readonly expected: string;
   /** A list: settings.json may give it as a JSON array too (no other setting takes one). */
@@ -11,11 +18,16 @@ export interface Parser<T> {
 
 /** A parser from what it accepts (for messages) and a function giving the value or undefined. */
 function parser<T>(expected: string, accept: (raw: RawValue) => T | undefined): Parser<T> {
-  const parse = (raw: RawValue): ParseResult<T> => {
-    const value = accept(raw);
+  const parse = (raw: unknown): ParseResult<T> => {
+    const value = isRawValue(raw) ? accept(raw) : undefined;
     return value === undefined ? { ok: false, expected } : { ok: true, value };
   };
   return Object.assign(parse, { expected });
+}
+
+/** A string, number or boolean: what a flag, a variable or a plain settings.json value is. */
+export function isRawValue(value: unknown): value is RawValue {
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean";
 }
 
 export const stringValue: Parser<string> = parser("a non-empty string", (raw) =>
@@ -131,4 +143,33 @@ export function listValue(): Parser<string[]> {
     return undefined;
   });
   return Object.assign(list, { list: true as const });
+}
+
+/** The name in `keys` closest to `unknown` (at most two edits away), for a "did you mean". */
+export function closestName(unknown: string, keys: readonly string[]): string | undefined {
+  const lower = unknown.toLowerCase();
+  let best: { key: string; distance: number } | undefined;
+  for (const key of keys) {
+    const d = editDistance(lower, key.toLowerCase());
+    if (d <= 2 && (!best || d < best.distance)) best = { key, distance: d };
+  }
+  return best?.key;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j] ?? 0;
+      row[j] = Math.min(
+        (row[j] ?? 0) + 1,
+        (row[j - 1] ?? 0) + 1,
+        prev + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+      prev = tmp;
+    }
+  }
+  return row[b.length] ?? 0;
 }

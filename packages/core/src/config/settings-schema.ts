@@ -1,4 +1,5 @@
 import { MAX_BASH_TIMEOUT_SECONDS } from "../tools/bash-timeout.js";
+import { type ToolPolicySettings, toolPolicyValue } from "../tools/tool-policy.js";
 import {
   booleanValue,
   integerValue,
@@ -7,7 +8,6 @@ import {
   oneOf,
   type ParseResult,
   type Parser,
-  type RawValue,
   timezoneValue,
   tokenValue,
   urlValue,
@@ -42,6 +42,7 @@ export interface ConfigValues {
   queueDepth: number;
   idleTimeoutSeconds: number;
   shutdownGraceSeconds: number;
+  tools?: ToolPolicySettings;
   sandbox: string;
   sandboxMounts?: string[];
   sandboxNetwork: "on" | "off";
@@ -51,8 +52,12 @@ export type ConfigKey = keyof ConfigValues;
 
 /** One setting: its settings.json key (and flag, in kebab case) is the key it has in its table. */
 export interface SettingDefinition<T = unknown> {
-  /** Environment variable read for this key. */
-  env: string;
+  /**
+   * Environment variable read for this key (its flag is the key in kebab case). Absent: the
+   * setting is read from settings.json only, where its value may be any JSON (an object of
+   * lists, say), which no variable or flag could spell readably.
+   */
+  env?: string;
   parse: Parser<T>;
   default?: T;
   /** Masked by `guppy config`, never shown in an error, withheld from tool commands. */
@@ -197,6 +202,11 @@ export const settingsSchema: SettingsSchema = {
     description:
       "How long `guppy serve` lets running turns finish on Ctrl+C (SIGINT), SIGTERM or SIGHUP",
   },
+  tools: {
+    parse: toolPolicyValue(),
+    description:
+      "Tools per channel and role: `allow` replaces the role's default set, `deny` removes from it (see Tools and roles)",
+  },
   sandbox: {
     env: "GUPPY_SANDBOX",
     parse: sandboxValue(),
@@ -221,7 +231,7 @@ export const settingsSchema: SettingsSchema = {
 /** GUPPY_SANDBOX: `auto`, `bwrap`, `host` or `docker:<container>` (a Docker container name or id). */
 function sandboxValue(): Parser<string> {
   const expected = "one of auto, bwrap, docker:<container>, host";
-  const parse = (raw: RawValue): ParseResult<string> => {
+  const parse = (raw: unknown): ParseResult<string> => {
     const value = typeof raw === "string" ? raw.trim() : "";
     if (["auto", "bwrap", "host"].includes(value)) return { ok: true, value };
     if (/^docker:[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(value)) return { ok: true, value };
@@ -234,7 +244,7 @@ function sandboxValue(): Parser<string> {
 function mountListValue(): Parser<string[]> {
   const list = listValue();
   const expected = "a comma-separated list of absolute paths, each path[:ro|:rw]";
-  const parse = (raw: RawValue): ParseResult<string[]> => {
+  const parse = (raw: unknown): ParseResult<string[]> => {
     const parsed = list(raw);
     if (!parsed.ok) return { ok: false, expected };
     const ok = parsed.value.every((entry) => entry.replace(/:(ro|rw)$/, "").startsWith("/"));
@@ -247,7 +257,5 @@ export const configKeys = Object.keys(settingsSchema) as ConfigKey[];
 
 /** The environment variables of the settings marked secret. */
 export function secretEnvNames(settings: SettingDefinitions): string[] {
-  return Object.values(settings)
-    .filter((def) => def.secret)
-    .map((def) => def.env);
+  return Object.values(settings).flatMap((def) => (def.secret && def.env ? [def.env] : []));
 }

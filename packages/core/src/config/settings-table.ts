@@ -12,7 +12,10 @@ export function settingsTable(settings: SettingDefinitions = settingsSchema): st
     const shown =
       d === undefined ? "—" : Array.isArray(d) ? (d.length ? d.join(",") : "(empty)") : String(d);
     const secret = def.secret ? " (secret: masked by `guppy config`)" : "";
-    return [`\`${def.env}\``, `\`${key}\``, `\`--${kebab(key)}\``, shown, def.description + secret];
+    // A settings.json-only setting has neither a variable nor a flag.
+    const env = def.env ? `\`${def.env}\`` : "—";
+    const flag = def.env ? `\`--${kebab(key)}\`` : "—";
+    return [env, `\`${key}\``, flag, shown, def.description + secret];
   });
   const header = ["Environment", "settings.json", "Flag", "Default", "Meaning"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]?.length ?? 0)));

@@ -1,3 +1,5 @@
+import { format } from "node:util";
+
 /** Minimal structured logger the runtime writes through; the CLI and gateway choose the sink. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -40,3 +42,27 @@ export const silentLogger: Logger = {
   warn() {},
   error() {},
 };
+
+/** Longest line kept of what a library prints to the console (a raw chunk may be megabytes). */
+const CONSOLE_LINE_CHARS = 300;
+
+/**
+ * Routes what libraries print with console.error/console.warn — the OpenAI SDK prints a
+ * provider's malformed chunk raw, whatever its size — to `logger` at `level`, cut to one short
+ * line. Returns the function that puts the console back.
+ */
+export function routeConsoleTo(logger: Logger, level: LogLevel): () => void {
+  const { error, warn } = console;
+  const route = (...args: unknown[]) => {
+    const text = format(...args).slice(0, 4 * CONSOLE_LINE_CHARS);
+    let line = text.replace(/\s+/g, " ").trim();
+    if (line.length > CONSOLE_LINE_CHARS) line = `${line.slice(0, CONSOLE_LINE_CHARS - 1)}…`;
+    logger[level](`a library printed: ${line}`);
+  };
+  console.error = route;
+  console.warn = route;
+  return () => {
+    console.error = error;
+    console.warn = warn;
+  };
+}

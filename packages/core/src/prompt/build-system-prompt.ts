@@ -22,6 +22,12 @@ export interface SystemPromptInput {
   maxFileChars?: number;
   /** Host path → the path the agent's tools see (the sandbox's; identity on the host). */
   toAgentPath?: PathTranslator;
+  /**
+   * Whom the run is for (default: the owner). A guest's prompt leaves out what is the owner's
+   * own: USER.md, the global and platform memory, the daily notes, the environment log and the
+   * skills (its tools could not read them); this chat's memory is shown read-only.
+   */
+  audience?: "owner" | "guest";
 }
 
 const defaultIdentity =
@@ -78,6 +84,7 @@ function sharedSections(input: SystemPromptInput): SharedSections {
     input.os,
     input.home,
     input.skillsInline ? 1 : 0,
+    input.audience === "guest" ? "guest" : "owner",
     input.maxFileChars ?? DEFAULT_FILE_MAX_CHARS,
     toolsKey(input.tools),
   ].join("\0");
@@ -118,6 +125,7 @@ function buildSharedSections(input: SystemPromptInput): SharedSections {
   const max = input.maxFileChars ?? DEFAULT_FILE_MAX_CHARS;
   const file = (content: string, path: string) => capText(content, max, agentPath(path));
   const sources = input.sources;
+  const guest = input.audience === "guest";
   const head: string[] = [];
   const tail: string[] = [];
 
@@ -125,11 +133,12 @@ function buildSharedSections(input: SystemPromptInput): SharedSections {
   head.push(identity?.content ? file(identity.content, identity.path) : defaultIdentity);
   for (const f of sources?.bootstrap ?? []) {
     if (f.name === "IDENTITY.md" || f.name === "SYSTEM.md" || !f.content) continue;
+    if (guest && f.name === "USER.md") continue;
     head.push(`## ${bootstrapHeadings[f.name]} (${f.name})\n\n${file(f.content, f.path)}`);
   }
 
   const system = sources?.bootstrap.find((f) => f.name === "SYSTEM.md");
-  if (system?.content) {
+  if (system?.content && !guest) {
     tail.push(
       `## ${bootstrapHeadings["SYSTEM.md"]} (SYSTEM.md)\n\nChanges made to this environment so far; add a line to ${agentPath(system.path)} when you install or reconfigure something.\n\n${file(system.content, system.path)}`,
     );
@@ -139,8 +148,11 @@ function buildSharedSections(input: SystemPromptInput): SharedSections {
     `## Tools\n\n${input.tools.map((t) => `- ${t.name}: ${oneLine(t.description)}`).join("\n")}`,
   );
 
-  if (sources && sources.skills.length > 0) tail.push(skillsSection(input, sources, file));
-  if (sources) tail.push(memorySection(input, sources, file));
+  if (sources && sources.skills.length > 0 && !guest) {
+    tail.push(skillsSection(input, sources, file));
+  }
+  if (sources)
+    tail.push(guest ? guestMemorySection(sources, file) : memorySection(input, sources, file));
   return { head: head.join("\n\n"), tail: tail.join("\n\n") };
 }
 
@@ -155,7 +167,7 @@ function runtimeSection(input: SystemPromptInput): string {
     `- Thread: ${input.threadId}`,
     `- Channel: ${ref.adapter}:${ref.channel}`,
     `- Workspace (relative paths resolve here): ${agentPath(input.workspaceDir)}`,
-    `- Data directory: ${agentPath(input.home)}`,
+    ...(input.audience === "guest" ? [] : [`- Data directory: ${agentPath(input.home)}`]),
   ].join("\n");
 }
 
@@ -214,6 +226,16 @@ function memorySection(
     out.push(`### ${label}\n\n${file(n.content ?? "", n.path)}`);
   }
   return out.join("\n\n");
+}
+
+/** A guest's run: this chat's memory only, which the owner keeps. */
+function guestMemorySection(sources: Omit<PromptSources, "warnings">, file: FileText): string {
+  const chat = sources.memory.find((m) => m.scope === "channel");
+  return [
+    "## Memory",
+    "You are talking with a guest of your owner. What your owner noted about this chat is below; you cannot change it, and you keep nothing of this conversation elsewhere.",
+    chat?.content ? file(chat.content, chat.path) : "(nothing noted for this chat)",
+  ].join("\n\n");
 }
 
 function oneLine(text: string): string {

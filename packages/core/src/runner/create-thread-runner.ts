@@ -1,4 +1,5 @@
 import { platform, release } from "node:os";
+import { join } from "node:path";
 import type { AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import { secretEnvNames } from "../config/settings-schema.js";
@@ -15,8 +16,10 @@ import {
 } from "../sandbox/sandbox.js";
 import { sandboxPathPolicy } from "../sandbox/thread-view.js";
 import type { Store } from "../store/create-store.js";
-import { createCoreTools } from "../tools/create-tools.js";
-import { createUploadTool } from "../tools/upload-tool.js";
+import { ATTACHMENTS_DIR, parseThreadId } from "../store/thread-layout.js";
+import { createRoleTools } from "../tools/create-tools.js";
+import type { ToolContext } from "../tools/tool-context.js";
+import { guestPathPolicy } from "../tools/tool-policy.js";
 import type { AgentRunner, ThreadHandle } from "../types.js";
 import { createAgentRunner } from "./create-agent-runner.js";
 
@@ -51,20 +54,32 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       modelProvider: resolved.model.provider,
       secretEnv: secretEnvNames(config.settings),
     });
-  const pathPolicy = sandboxPathPolicy(sandboxConfig, config.home, threadId);
-  const tools = createCoreTools({
+  const ctx: ToolContext = {
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),
     sandbox,
     toolResultMaxChars: config.toolResultMaxChars,
     bashTimeoutSeconds: config.bashTimeoutSeconds,
-    pathPolicy,
+    pathPolicy: sandboxPathPolicy(sandboxConfig, config.home, threadId),
+  };
+  // Each role's tools, per the `tools` setting for this thread's channel; a guest's file tools
+  // reach only its workspace and attachments. Paths in their results are the sandbox's.
+  const roleTools = createRoleTools({
+    owner: ctx,
+    guest: {
+      ...ctx,
+      pathPolicy: guestPathPolicy({
+        home: config.home,
+        workspaceDir,
+        attachmentsDir: join(store.threadDir(threadId), ATTACHMENTS_DIR),
+      }),
+    },
+    thread: options.threadHandle,
+    channel: parseThreadId(threadId).adapter,
+    policy: config.tools,
   });
-  if (options.threadHandle)
-    tools.push(
-      createUploadTool({ workspaceDir, pathPolicy, sandbox, thread: options.threadHandle }),
-    );
-  const ownerTools = withAgentPaths(tools, sandbox);
+  const ownerTools = withAgentPaths(roleTools.owner, sandbox);
+  const guestTools = withAgentPaths(roleTools.guest, sandbox);
   const os = `${platform()} ${release()}`;
   const warned = new Set<string>();
   let last:
@@ -83,6 +98,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     compactKeepRecentTokens: config.compactKeepRecentTokens,
     toolResultMaxChars: config.toolResultMaxChars,
     tools: ownerTools,
+    toolsFor: (role) => (role === "guest" ? guestTools : ownerTools),
     // Re-read before every run (shared by a channel's threads for a moment, see
     // prompt-sources.ts): memory, daily notes, identity files and skills may have changed.
     // The same sources on the same day give the same bytes, so the last prompt is reused.
@@ -112,6 +128,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
         sources,
         skillsInline: config.skillsInline,
         toAgentPath: sandbox.toAgentPath,
+        audience: runTools === guestTools ? "guest" : "owner",
       });
       last = { sources, date, tools: runTools, prompt };
       return prompt;

@@ -68,7 +68,10 @@ export function parseThreadId(threadId: string): ThreadRef {
   const second = rest.indexOf(":");
   const channel = second === -1 ? rest : rest.slice(0, second);
   const thread = second === -1 ? "" : rest.slice(second + 1);
-  return { adapter, channel: channel || "default", thread: thread || "default" };
+  const ref = { adapter, channel: channel || "default", thread: thread || "default" };
+  const reserved = reservedPartOf(threadId, ref);
+  if (reserved) throw new ConfigError(reserved);
+  return ref;
 }
 
 /**
@@ -79,7 +82,14 @@ export function canonicalThreadId(threadId: string): string {
   // The common case, checked without taking the id apart: adapter, channel and thread all there.
   const first = threadId.indexOf(":");
   const second = first === -1 ? -1 : threadId.indexOf(":", first + 1);
-  if (second > first + 1 && second < threadId.length - 1 && ADAPTER_PREFIX_RE.test(threadId)) {
+  if (
+    second > first + 1 &&
+    second < threadId.length - 1 &&
+    ADAPTER_PREFIX_RE.test(threadId) &&
+    !RESERVED_TOP.has(threadId.slice(0, first)) &&
+    isThreadPartName(threadId.slice(first + 1, second)) &&
+    isThreadPartName(threadId.slice(second + 1))
+  ) {
     return threadId;
   }
   const ref = parseThreadId(threadId);
@@ -137,17 +147,59 @@ export function threadDirOf(home: string, threadId: string): string {
   return join(home, ref.adapter, encodeSegment(ref.channel), encodeSegment(ref.thread));
 }
 
-/** Directories of GUPPY_HOME that hold no threads. */
-const NOT_ADAPTERS = new Set(["skills", "memory", "logs", "access"]);
+/**
+ * Names guppy uses at the top of GUPPY_HOME that an adapter name could spell: a thread id whose
+ * adapter is one of them would put its folders where guppy keeps its own (a directory made where
+ * the access store expects a file stops the gateway from starting).
+ */
+const RESERVED_TOP = new Set(["access", "logs", "events", "memory", "skills", "api-token"]);
+
+/**
+ * Names guppy uses inside adapter, channel and thread folders (lower-cased: on a case-insensitive
+ * file system `memory.md` is MEMORY.md). A channel or thread part spelling one is refused.
+ */
+const RESERVED_PART = new Set(
+  [
+    "skills",
+    "MEMORY.md",
+    ATTACHMENTS_DIR,
+    ARTIFACTS_DIR,
+    WORKSPACE_DIR,
+    CONTEXT_FILE,
+    LOG_FILE,
+    THREAD_STATUS_FILE,
+    LOG_CURSOR_FILE,
+    THREAD_ID_FILE,
+    CHAT_LOCK_FILE,
+    "chat-inbox.jsonl",
+    "inbox.jsonl",
+  ].map((name) => name.toLowerCase()),
+);
 
 /** Whether `<home>/<name>` may hold threads (not a data directory, not hidden). */
 export function isAdapterDirName(name: string): boolean {
-  return !NOT_ADAPTERS.has(name) && !name.startsWith(".");
+  return !RESERVED_TOP.has(name) && !name.startsWith(".");
 }
 
 /** Whether a channel's or thread's directory name may be a thread's (`skills` holds skills). */
 export function isThreadPartName(name: string): boolean {
-  return name !== "skills";
+  return !RESERVED_PART.has(name.toLowerCase());
+}
+
+/** The reason an id's parts would land on guppy's own files, or undefined when they do not. */
+function reservedPartOf(threadId: string, ref: ThreadRef): string | undefined {
+  if (RESERVED_TOP.has(ref.adapter)) {
+    return `Invalid thread id ${JSON.stringify(threadId.slice(0, 80))}: "${ref.adapter}" is a name guppy uses for its own files at the top of its home; choose another adapter name.`;
+  }
+  for (const [what, part] of [
+    ["channel", ref.channel],
+    ["thread", ref.thread],
+  ] as const) {
+    if (!isThreadPartName(part)) {
+      return `Invalid thread id ${JSON.stringify(threadId.slice(0, 80))}: its ${what} part "${part}" is a name guppy uses for its own files; choose another.`;
+    }
+  }
+  return undefined;
 }
 
 /** Whether the id of thread directory `<adapter>/<channel>/<thread>` is in its THREAD_ID_FILE. */

@@ -1,16 +1,83 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
+import type { Role, ThreadHandle } from "../types.js";
 import { createBashTool } from "./bash-tool.js";
 import { createEditTool } from "./edit-tool.js";
 import { createReadTool } from "./read-tool.js";
 import type { ToolContext } from "./tool-context.js";
+import {
+  type BuiltinToolName,
+  builtinToolNames,
+  type ToolPolicySettings,
+  toolNamesFor,
+} from "./tool-policy.js";
+import { createUploadTool } from "./upload-tool.js";
 import { createWriteTool } from "./write-tool.js";
 
-/** The standard tool set every run gets, in a fixed order (a stable prompt keeps caches warm). */
+/** The thread a tool is made for, beyond its ToolContext. */
+interface ToolThread {
+  /** The thread's channel handle, when it lives on a channel (the `upload` tool needs one). */
+  thread?: () => ThreadHandle | undefined;
+}
+
+/** How each built-in tool (tool-policy.ts lists them) is made; undefined where a thread cannot have it. */
+const factories: {
+  [N in BuiltinToolName]: (ctx: ToolContext, on: ToolThread) => AgentTool | undefined;
+} = {
+  bash: (ctx) => createBashTool(ctx) as AgentTool,
+  read: (ctx) => createReadTool(ctx) as AgentTool,
+  write: (ctx) => createWriteTool(ctx) as AgentTool,
+  edit: (ctx) => createEditTool(ctx) as AgentTool,
+  upload: (ctx, on) =>
+    on.thread &&
+    (createUploadTool({
+      workspaceDir: ctx.workspaceDir,
+      pathPolicy: ctx.pathPolicy,
+      sandbox: ctx.sandbox,
+      thread: on.thread,
+    }) as AgentTool),
+};
+
+/** The built-in tools of `names` a thread can have, made for `ctx`, in the order the names come. */
+function createBuiltinTools(
+  ctx: ToolContext,
+  names: readonly BuiltinToolName[],
+  on: ToolThread = {},
+): AgentTool[] {
+  return names.flatMap((name) => factories[name](ctx, on) ?? []);
+}
+
+/** The tools every thread has (no upload: that needs a channel), in a fixed order. */
 export function createCoreTools(ctx: ToolContext): AgentTool[] {
-  return [
-    createBashTool(ctx),
-    createReadTool(ctx),
-    createWriteTool(ctx),
-    createEditTool(ctx),
-  ] as AgentTool[];
+  return createBuiltinTools(ctx, ["bash", "read", "write", "edit"]);
+}
+
+export interface RoleToolsOptions extends ToolThread {
+  /** An owner's context: the thread's workspace, sandbox and path policy. */
+  owner: ToolContext;
+  /** A guest's: the same thread, with a guest's path policy (tool-policy.ts guestPathPolicy). */
+  guest: ToolContext;
+  /** The thread id's adapter (`telegram`, `cli`, ...): the key of its rules in `policy`. */
+  channel: string;
+  /** The `tools` setting. */
+  policy?: ToolPolicySettings;
+}
+
+/**
+ * Each role's tool list for one thread, made once: a role gets the same array every run, and
+ * the system prompt, built for a run's tools, is cached on that array. A tool the policy does
+ * not give a role is left out of the list, so the model is never offered it.
+ */
+export function createRoleTools(options: RoleToolsOptions): Record<Role, AgentTool[]> {
+  const make = (role: Role) => {
+    const ctx = options[role];
+    const available = createBuiltinTools(ctx, builtinToolNames, options);
+    const names = toolNamesFor(
+      options.policy,
+      options.channel,
+      role,
+      available.map((tool) => tool.name),
+    );
+    return available.filter((tool) => names.includes(tool.name));
+  };
+  return { owner: make("owner"), guest: make("guest") };
 }

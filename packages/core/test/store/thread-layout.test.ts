@@ -5,6 +5,30 @@ import { createStore } from "../../src/store/create-store.js";
 import { canonicalThreadId, encodeSegment, parseThreadId } from "../../src/store/thread-layout.js";
 
 describe("thread ids", () => {
+  it("refuse parts that would land on guppy's own files, however the id is spelt", () => {
+    for (const id of [
+      "access:telegram:approved.json",
+      "access:telegram",
+      "logs:x:y",
+      "memory:202611:x",
+      "skills:a:b",
+      "api-token:a:b",
+      "events:a:b",
+      "http:skills:t",
+      "http:MEMORY.md:t",
+      "http:memory.md:t",
+      "http:c:MEMORY.md",
+      "http:c:scratch",
+      "http:c:context.jsonl",
+    ]) {
+      expect(() => canonicalThreadId(id), id).toThrow(/name guppy uses/);
+      expect(() => parseThreadId(id), id).toThrow(/name guppy uses/);
+    }
+    // Free as before otherwise.
+    expect(canonicalThreadId("accessible:a:b")).toBe("accessible:a:b");
+    expect(canonicalThreadId("http:my-skills:MEMORY")).toBe("http:my-skills:MEMORY");
+  });
+
   it("spells every id of one thread one way, the defaults filled in", () => {
     expect(canonicalThreadId("telegram:-1001")).toBe("telegram:-1001:default");
     expect(canonicalThreadId("http:api:")).toBe("http:api:default");

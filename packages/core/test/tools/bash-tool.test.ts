@@ -258,7 +258,7 @@ describe("bash tool", () => {
   it("runs commands without the secrets guppy consumes, keeping every other variable", async () => {
     const secrets = new Map<string, string>();
     for (const def of Object.values(settingsSchema)) {
-      if (def.secret) secrets.set(def.env, `setting-secret-${def.env}`);
+      if (def.secret && def.env) secrets.set(def.env, `setting-secret-${def.env}`);
     }
     for (const name of [
       "ANTHROPIC_API_KEY",

@@ -56,8 +56,14 @@ export function createAccessStore(home: string): AccessStore {
     try {
       text = readFileSync(file, "utf8");
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return [];
+      // Node names no path for some ("EISDIR: illegal operation on a directory, read").
+      throw new ConfigError(
+        code === "EISDIR"
+          ? `${file} is a directory, not the file of access state guppy keeps there; move it away`
+          : `cannot read ${file}: ${(error as Error).message}`,
+      );
     }
     const parsed = parseJsoncFile(file, text) ?? [];
     if (!Array.isArray(parsed)) {

@@ -1,3 +1,5 @@
+import type { Role } from "@guppy/core";
+
 /** Who may talk to guppy on a chat channel (docs/channels.md, Access control). */
 export const accessPolicies = ["pairing", "allowlist", "open", "disabled"] as const;
 export type AccessPolicy = (typeof accessPolicies)[number];
@@ -14,7 +16,8 @@ export interface ChatUser {
 
 /** What the access layer decided for one incoming message. */
 export type AccessDecision =
-  | { kind: "allow" }
+  /** Admitted, as `role`: what its prompts and steers carry to the run (its tool set). */
+  | { kind: "allow"; role: Role }
   /** Unknown user under `pairing`: `reply` holds the code and is the only thing sent. */
   | { kind: "pair"; code: string; reply: string }
   /** Refused; `reply` is sent when present (silence otherwise), the refusal is logged either way. */
@@ -27,12 +30,28 @@ export type RefusalReason =
   | "invalid-invite"
   | "group-not-addressed";
 
-/** A user the owner admitted (pairing approval or invite). */
+/**
+ * A user the owner admitted (pairing approval or invite), or the recorded role of a user in
+ * GUPPY_ALLOWED_USERS (`via: "allowlist"`: such an entry admits no one by itself — taking the id
+ * out of the allowlist still shuts the user out; it only says which role the allowlist gives).
+ */
 export interface ApprovedUser {
   id: string;
   name?: string;
   approvedAt: string;
-  via: "pairing" | "invite";
+  via: AdmittedVia;
+  /** Absent: admitted before roles existed, an owner (see `announceOwners`). */
+  role?: Role;
+}
+
+export type AdmittedVia = "pairing" | "invite" | "allowlist";
+
+/** An admitted user as `guppy pairing list` shows it: its role and how it got in. */
+export interface AdmittedUser {
+  id: string;
+  name?: string;
+  role: Role;
+  via: AdmittedVia;
 }
 
 /** A pairing request waiting for `guppy pairing approve <channel> <code>`. */
@@ -47,6 +66,8 @@ export interface PendingPairing {
 export interface Invite {
   code: string;
   createdAt: string;
+  /** The role it admits as; absent (made before roles existed): guest, like a new invite. */
+  role?: Role;
 }
 
 /** Per-channel access settings, resolved from the global policy and the channel's override. */

@@ -1,8 +1,9 @@
 import { randomInt } from "node:crypto";
-import type { Logger } from "@guppy/core";
+import type { Logger, Role } from "@guppy/core";
 import type { AccessStore } from "./access-store.js";
 import type {
   AccessDecision,
+  AdmittedUser,
   ApprovedUser,
   ChannelAccessSettings,
   ChatUser,
@@ -32,11 +33,47 @@ export interface AccessControl {
   redeemInvite(channel: string, user: ChatUser, code: string): AccessDecision;
   /** Logs a refusal decided elsewhere (group message not addressed to the bot). */
   logRefusal(channel: string, user: ChatUser, reason: RefusalReason, detail?: string): void;
-  /** `guppy pairing approve`: the approved user, or undefined when no live request has that code. */
-  approvePairing(channel: string, code: string): ApprovedUser | undefined;
+  /**
+   * `guppy pairing approve`: admits the requester as `role` (guest unless `--owner`); the
+   * approved user, or undefined when no live request has that code.
+   */
+  approvePairing(channel: string, code: string, role?: Role): ApprovedUser | undefined;
   pendingPairings(channel: string): PendingPairing[];
-  createInvite(channel: string): string;
-  isApproved(channel: string, userId: string): boolean;
+  /** `guppy invite create`: a one-time code that admits its user as `role` (default guest). */
+  createInvite(channel: string, role?: Role): string;
+  /**
+   * The user admitted on `channel` (approved, or in GUPPY_ALLOWED_USERS) and its role, or
+   * undefined; read without side effects (no pairing code, nothing logged). Under `open` a
+   * user who is not admitted is still answered, as a guest: that is `check`'s business.
+   */
+  admitted(channel: string, userId: string): AdmittedUser | undefined;
+  /** `guppy pairing list`: every admitted user of `channel`, approved ones first. */
+  admittedUsers(channel: string): AdmittedUser[];
+  /** `guppy pairing role`: sets an admitted user's role (see SetRoleResult). */
+  setRole(channel: string, userId: string, role: Role): SetRoleResult;
+  /**
+   * At start (the upgrade to roles): users admitted before roles existed — approved.json entries
+   * with no `role`, ids in GUPPY_ALLOWED_USERS with no entry — are owners, so nothing they could
+   * do stops working. When there are any, `say` gets one line naming them and how to make one a
+   * guest, and then each gets `role: "owner"` written down (an allowlisted id an entry `via:
+   * "allowlist"`): the next start has nothing to say. An id added to GUPPY_ALLOWED_USERS later
+   * is said once in the same way. A write that fails is logged; the line comes again next start.
+   */
+  announceOwners(channel: string, say: (line: string) => void): void;
+}
+
+/** What `setRole` did: `unknown` when the user is neither approved nor allowlisted there. */
+export type SetRoleResult =
+  | { kind: "changed"; user: AdmittedUser; from: Role }
+  | { kind: "unchanged"; user: AdmittedUser }
+  | { kind: "unknown" };
+
+/** The role of an approved.json entry: none recorded means admitted before roles, an owner. */
+const roleOfEntry = (entry: ApprovedUser): Role => entry.role ?? "owner";
+
+/** `1001 (ann)`: a user as lines for the owner name it. */
+function describeUser(user: { id: string | number; name?: string }): string {
+  return user.name ? `${user.id} (${user.name})` : String(user.id);
 }
 
 // Long by design: one closure per home whose methods share the access files as read.
@@ -66,24 +103,50 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     return users;
   };
 
-  const isApproved = (channel: string, userId: string): boolean =>
+  /**
+   * An approved entry admits its user; an entry `via: "allowlist"` only records the role of an
+   * id in GUPPY_ALLOWED_USERS (out of the list, out of guppy). `entries`: approved.json as read.
+   */
+  const admittedIn = (
+    entries: readonly ApprovedUser[],
+    allowedUsers: readonly string[],
+    userId: string,
+  ): AdmittedUser | undefined => {
     // String(): a hand-written Telegram id is often a number (`"id": 1001`).
-    approvedUsers(channel).some((u) => String(u.id) === userId);
+    const entry = entries.find((u) => String(u.id) === userId);
+    const name = entry?.name ? { name: entry.name } : {};
+    if (entry && entry.via !== "allowlist") {
+      return { id: userId, ...name, role: roleOfEntry(entry), via: entry.via };
+    }
+    if (allowedUsers.includes(userId)) {
+      return { id: userId, ...name, role: entry ? roleOfEntry(entry) : "owner", via: "allowlist" };
+    }
+    return undefined;
+  };
 
-  const admit = (channel: string, user: ChatUser, via: ApprovedUser["via"]): ApprovedUser => {
+  const admitted = (channel: string, userId: string): AdmittedUser | undefined =>
+    admittedIn(approvedUsers(channel), options.settings(channel).allowedUsers, userId);
+
+  const admit = (
+    channel: string,
+    user: ChatUser,
+    via: ApprovedUser["via"],
+    role: Role,
+  ): ApprovedUser => {
     const approved = store.approved(channel).filter((u) => String(u.id) !== user.id);
     const entry: ApprovedUser = {
       id: user.id,
       ...(user.name ? { name: user.name } : {}),
       approvedAt: new Date(now()).toISOString(),
       via,
+      role,
     };
     store.saveApproved(channel, [...approved, entry]);
     store.savePending(
       channel,
       store.pending(channel).filter((p) => p.userId !== user.id),
     );
-    logger.info("access: user admitted", { channel, userId: user.id, via });
+    logger.info("access: user admitted", { channel, userId: user.id, via, role });
     return entry;
   };
 
@@ -123,13 +186,15 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
     `Pairing code: ${code}\nAsk the owner of this bot to run: guppy pairing approve <channel> ${code}`;
 
   return {
-    isApproved,
+    admitted,
     logRefusal,
     check(channel, user, chat = "private") {
-      const { policy, allowedUsers } = options.settings(channel);
+      const { policy } = options.settings(channel);
       if (policy === "disabled") return refuse(channel, user, "disabled");
-      if (policy === "open") return { kind: "allow" };
-      if (allowedUsers.includes(user.id) || isApproved(channel, user.id)) return { kind: "allow" };
+      const known = admitted(channel, user.id);
+      if (known) return { kind: "allow", role: known.role };
+      // Anyone may talk under `open`: as a guest, unless approved or allowlisted as an owner.
+      if (policy === "open") return { kind: "allow", role: "guest" };
       if (policy === "allowlist") return refuse(channel, user, "not-allowlisted");
       if (chat === "group") {
         logRefusal(
@@ -176,10 +241,12 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         channel,
         invites.filter((i) => i !== match),
       );
-      admit(channel, user, "invite");
-      return { kind: "allow" };
+      // An invite made before roles existed admits as a guest, like one made now without --owner.
+      const role = match.role ?? "guest";
+      admit(channel, user, "invite", role);
+      return { kind: "allow", role };
     },
-    approvePairing(channel, code) {
+    approvePairing(channel, code, role = "guest") {
       const wanted = normalizeCode(code);
       const match = livePending(channel).find((p) => p.code === wanted);
       if (!match) return undefined;
@@ -187,16 +254,75 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
         channel,
         { id: match.userId, ...(match.userName ? { name: match.userName } : {}) },
         "pairing",
+        role,
       );
     },
     pendingPairings: (channel) => livePending(channel),
-    createInvite(channel) {
+    createInvite(channel, role = "guest") {
       const code = generateCode(10);
       store.saveInvites(channel, [
         ...store.invites(channel),
-        { code, createdAt: new Date(now()).toISOString() },
+        { code, createdAt: new Date(now()).toISOString(), role },
       ]);
       return code;
+    },
+    admittedUsers(channel) {
+      const entries = store.approved(channel);
+      const { allowedUsers } = options.settings(channel);
+      const ids = [
+        ...entries.filter((u) => u.via !== "allowlist").map((u) => String(u.id)),
+        ...allowedUsers,
+      ];
+      return [...new Set(ids)].flatMap((id) => admittedIn(entries, allowedUsers, id) ?? []);
+    },
+    setRole(channel, userId, role) {
+      // A strict read: guppy never writes over an approved.json it cannot read.
+      const entries = store.approved(channel);
+      const { allowedUsers } = options.settings(channel);
+      const user = admittedIn(entries, allowedUsers, userId);
+      if (!user) return { kind: "unknown" };
+      const entry = entries.find((u) => String(u.id) === userId);
+      // Written whenever the file does not say it already: an allowlisted id has no entry (or
+      // one with another role), an entry from before roles has no role.
+      if (entry?.role !== role) {
+        const updated: ApprovedUser = entry
+          ? { ...entry, role }
+          : { id: userId, approvedAt: new Date(now()).toISOString(), via: "allowlist", role };
+        store.saveApproved(channel, [...entries.filter((u) => String(u.id) !== userId), updated]);
+        logger.info("access: role set", { channel, userId, role, from: user.role });
+      }
+      return user.role === role
+        ? { kind: "unchanged", user }
+        : { kind: "changed", user: { ...user, role }, from: user.role };
+    },
+    announceOwners(channel, say) {
+      const entries = store.approved(channel);
+      const { allowedUsers } = options.settings(channel);
+      const legacy = entries.filter(
+        (u) =>
+          u.role === undefined && (u.via !== "allowlist" || allowedUsers.includes(String(u.id))),
+      );
+      const recorded = new Set(entries.map((u) => String(u.id)));
+      const listed = [...new Set(allowedUsers)].filter((id) => !recorded.has(id));
+      if (legacy.length + listed.length === 0) return;
+      const names = [...legacy.map(describeUser), ...listed];
+      const shown = names.length > 5 ? [...names.slice(0, 5), `${names.length - 5} more`] : names;
+      say(
+        `${channel}: ${names.length === 1 ? "user" : "users"} ${shown.join(", ")} ${names.length === 1 ? "is an owner" : "are owners"} (admitted before roles existed, or in GUPPY_ALLOWED_USERS); to make one a guest: guppy pairing role ${channel} <user> guest`,
+      );
+      const at = new Date(now()).toISOString();
+      try {
+        store.saveApproved(channel, [
+          ...entries.map((u): ApprovedUser => (u.role === undefined ? { ...u, role: "owner" } : u)),
+          ...listed.map(
+            (id): ApprovedUser => ({ id, approvedAt: at, via: "allowlist", role: "owner" }),
+          ),
+        ]);
+      } catch (error) {
+        logger.warn(`access: could not record the owners of ${channel}: ${String(error)}`, {
+          channel,
+        });
+      }
     },
   };
 }

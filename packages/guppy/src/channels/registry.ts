@@ -1,5 +1,6 @@
-import type { ConfigWith } from "@guppy/core";
+import { ConfigError, type ConfigWith } from "@guppy/core";
 import { type SettingDefinitions, withAppSettings } from "@guppy/core/config";
+import { toolPolicyChannelProblem } from "@guppy/core/tools";
 import { accessSettings } from "../access/access-settings.js";
 import type { ChannelDescriptor, GatewayChannel } from "./channel.js";
 import { discord } from "./discord/descriptor.js";
@@ -32,6 +33,21 @@ export type AppConfig = ConfigWith<typeof guppySettings>;
 export const accessChannels: readonly string[] = channels
   .filter((channel) => channel.access)
   .map((channel) => channel.name);
+
+/** The adapter of the terminal's thread ids (`cli:local:<session>`). */
+export const TERMINAL_ADAPTER = "cli";
+
+/** The adapters thread ids start with, the terminal's and each channel's: the keys of the `tools` setting. */
+export const threadAdapters: readonly string[] = [
+  TERMINAL_ADAPTER,
+  ...channels.map((channel) => channel.name),
+];
+
+/** Refuses a `tools` setting that names a channel guppy does not have, with a did-you-mean. */
+export function checkToolChannels(config: AppConfig): void {
+  const problem = toolPolicyChannelProblem(config.tools, threadAdapters);
+  if (problem) throw new ConfigError(`Invalid setting in ${config.settingsPath}: ${problem}`);
+}
 
 /** The channels this configuration turns on, their code loaded. */
 export async function loadEnabledChannels(config: AppConfig): Promise<GatewayChannel<AppConfig>[]> {

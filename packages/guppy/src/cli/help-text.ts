@@ -10,9 +10,16 @@ Usage:
   guppy init                        create GUPPY_HOME with settings.json, memory, identity and skills files
   guppy skills [--thread A:C:T]     list the skills a thread sees and where each comes from
   guppy serve                       run the gateway: HTTP API (127.0.0.1:7420) and configured channels
-  guppy pairing list <channel>      pending pairing requests (${accessChannels.join(", ")})
-  guppy pairing approve <channel> <code>   admit the user who was given that pairing code
-  guppy invite create <channel>     a one-time code a user redeems with /start <code>
+  guppy pairing list <channel>      pending pairing requests and admitted users with their roles
+                                    (channels: ${accessChannels.join(", ")})
+  guppy pairing approve <channel> <code> [--owner]
+                                    admit the user who was given that pairing code, as a guest
+                                    (--owner: as an owner)
+  guppy pairing role <channel> <user> owner|guest
+                                    change an admitted user's role
+  guppy invite create <channel> [--owner]
+                                    a one-time code a user redeems with /start <code>; it admits
+                                    a guest (--owner: an owner)
   guppy --version | --help
 
 Options (each also an environment variable or a settings.json key; see docs/configuration.md):
@@ -25,6 +32,9 @@ Options (each also an environment variable or a settings.json key; see docs/conf
   --debug                verbose logs on stderr (GUPPY_DEBUG); --debug=false or --no-debug
                          turns it off (so does either form of every on/off setting)
   -m, --message TEXT     run one prompt and exit
+
+Roles: a chat user is an owner (every tool) or a guest (the guest tool set: no bash, no
+writing); the terminal and the HTTP API act as owner. See docs/channels.md.
 
 In chat: /new starts fresh, /status shows model, tokens and cost, /exit quits;
 /compact summarises the older part of the conversation now;

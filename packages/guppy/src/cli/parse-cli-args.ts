@@ -3,8 +3,8 @@ import { booleanValue, kebab } from "@guppy/core/config";
 import { allSettings } from "../channels/registry.js";
 import { UsageError } from "./cli-error.js";
 
-/** Every setting's key, core's and guppy's (channels/registry.ts). */
-const configKeys = Object.keys(allSettings);
+/** Every setting's key that has a flag, core's and guppy's (channels/registry.ts). */
+const configKeys = Object.keys(allSettings).filter((key) => allSettings[key]?.env);
 
 export interface CliArgs {
   command: string | undefined;
@@ -16,11 +16,16 @@ export interface CliArgs {
   /** A thread id `adapter:channel:thread` (guppy skills). */
   thread?: string;
   message?: string;
+  /** `--owner`: admit as owner (guppy pairing approve, guppy invite create). */
+  owner: boolean;
   help: boolean;
   version: boolean;
 }
 
 type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+/** The commands that take `--owner`; anywhere else it is an unknown option like any other. */
+const ownerCommands = new Set(["pairing", "invite"]);
 
 /** Boolean settings by flag name (`skills-inline` → skillsInline). */
 const booleanFlags = new Map<string, string>(
@@ -46,11 +51,17 @@ export function parseCliArgs(argv: string[]): CliArgs {
     if (!booleanFlags.has(kebab(key))) options[kebab(key)] = { type: "string" };
   }
   const { rest, booleans } = takeBooleanFlags(argv, options);
-  let parsed: ReturnType<typeof parseArgs>;
-  try {
-    parsed = parseArgs({ args: rest, options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(`${(error as Error).message.split("\n")[0]} (see guppy --help)`);
+  const strictParse = (known: Options) => {
+    try {
+      return parseArgs({ args: rest, options: known, allowPositionals: true, strict: true });
+    } catch (error) {
+      throw new UsageError(`${(error as Error).message.split("\n")[0]} (see guppy --help)`);
+    }
+  };
+  const parsed = strictParse({ ...options, owner: { type: "boolean" } });
+  // Parsed again without it, for parseArgs' own "Unknown option '--owner'" line.
+  if (parsed.values.owner !== undefined && !ownerCommands.has(parsed.positionals[0] ?? "")) {
+    strictParse(options);
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const configFlags: Partial<Record<string, string | boolean>> = { ...booleans };
@@ -67,6 +78,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     session: values.session as string | undefined,
     thread: values.thread as string | undefined,
     message: values.message as string | undefined,
+    owner: values.owner === true,
     help: values.help === true,
     version: values.version === true,
   };

@@ -1,12 +1,17 @@
-import { silentLogger } from "@guppy/core";
+import { type Role, silentLogger } from "@guppy/core";
 import { channelAccessSettings } from "../access/access-settings.js";
 import { createAccessStore, isChannelName } from "../access/access-store.js";
+import type { AdmittedUser } from "../access/access-types.js";
 import { createAccessControl } from "../access/create-access-control.js";
 import { accessChannels } from "../channels/registry.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { loadCliConfig } from "./load-cli-config.js";
+
+const PAIRING_USAGE =
+  "guppy pairing list <channel> | guppy pairing approve <channel> <code> [--owner] | guppy pairing role <channel> <user> owner|guest";
+const roles: readonly Role[] = ["owner", "guest"];
 
 function channelArg(value: string | undefined, usage: string): string {
   if (!value) throw new UsageError(`missing <channel> (usage: ${usage})`);
@@ -19,6 +24,11 @@ function channelArg(value: string | undefined, usage: string): string {
   return channel;
 }
 
+/** `--owner` is taken by `approve` and `invite create` only (parse-cli-args lets it through for both commands). */
+function rejectOwnerFlag(args: CliArgs, usage: string): void {
+  if (args.owner) throw new UsageError(`--owner does not apply here (usage: ${usage})`);
+}
+
 function accessFor(args: CliArgs) {
   const config = loadCliConfig(args);
   return createAccessControl({
@@ -28,58 +38,106 @@ function accessFor(args: CliArgs) {
   });
 }
 
-/** `guppy pairing list <channel>` and `guppy pairing approve <channel> <code>`. */
+function describe(user: { id: string; name?: string }): string {
+  return user.name ? `${user.name} (${user.id})` : user.id;
+}
+
+/** How `guppy pairing list` says a user got in. */
+const admittedHow: Record<AdmittedUser["via"], string> = {
+  pairing: "approved pairing",
+  invite: "invite",
+  allowlist: "GUPPY_ALLOWED_USERS",
+};
+
+/**
+ * `guppy pairing list <channel>`, `guppy pairing approve <channel> <code> [--owner]` and
+ * `guppy pairing role <channel> <user> owner|guest`.
+ */
 export async function pairingCommand(args: CliArgs): Promise<number> {
   const [action, rawChannel, code] = args.positionals;
   if (action === "approve") {
-    const usage = "guppy pairing approve <channel> <code>";
+    const usage = "guppy pairing approve <channel> <code> [--owner]";
     rejectExtraArguments(args, usage, 3);
     const channel = channelArg(rawChannel, usage);
     if (!code) throw new UsageError(`missing <code> (usage: ${usage})`);
-    const user = accessFor(args).approvePairing(channel, code);
+    const role: Role = args.owner ? "owner" : "guest";
+    const user = accessFor(args).approvePairing(channel, code, role);
     if (!user) {
       process.stderr.write(
         `guppy: no pending pairing request on ${channel} has code ${code} (codes expire after an hour; see guppy pairing list ${channel})\n`,
       );
       return ExitCode.failed;
     }
-    process.stdout.write(
-      `Approved ${user.name ? `${user.name} (${user.id})` : user.id} on ${channel}.\n`,
-    );
+    const hint =
+      role === "guest" ? ` (guppy pairing role ${channel} ${user.id} owner to change)` : "";
+    process.stdout.write(`Approved ${describe(user)} on ${channel} as ${role}${hint}.\n`);
     return ExitCode.ok;
   }
   if (action === "list") {
     const usage = "guppy pairing list <channel>";
     rejectExtraArguments(args, usage, 2);
+    rejectOwnerFlag(args, usage);
     const channel = channelArg(rawChannel, usage);
-    const pending = accessFor(args).pendingPairings(channel);
+    const access = accessFor(args);
+    const pending = access.pendingPairings(channel);
+    const users = access.admittedUsers(channel);
     if (pending.length === 0) process.stdout.write(`No pending pairing requests on ${channel}.\n`);
+    else process.stdout.write(`Pending pairing requests on ${channel} (code, user, since):\n`);
     for (const p of pending) {
       process.stdout.write(
-        `${p.code}  ${p.userId}${p.userName ? ` (${p.userName})` : ""}  ${p.createdAt}\n`,
+        `  ${p.code}  ${p.userId}${p.userName ? ` (${p.userName})` : ""}  ${p.createdAt}\n`,
+      );
+    }
+    if (users.length === 0) process.stdout.write(`No admitted users on ${channel}.\n`);
+    else process.stdout.write(`Admitted users on ${channel} (user, role, admitted by):\n`);
+    for (const u of users) {
+      process.stdout.write(
+        `  ${u.id}${u.name ? ` (${u.name})` : ""}  ${u.role}  ${admittedHow[u.via]}\n`,
       );
     }
     return ExitCode.ok;
   }
-  throw new UsageError(
-    `unknown pairing action "${action ?? ""}" (usage: guppy pairing list <channel> | guppy pairing approve <channel> <code>)`,
-  );
+  if (action === "role") {
+    const usage = "guppy pairing role <channel> <user> owner|guest";
+    rejectExtraArguments(args, usage, 4);
+    rejectOwnerFlag(args, usage);
+    const channel = channelArg(rawChannel, usage);
+    const [, , userId, role] = args.positionals;
+    if (!userId) throw new UsageError(`missing <user> (usage: ${usage})`);
+    if (!role) throw new UsageError(`missing role owner or guest (usage: ${usage})`);
+    if (!roles.includes(role as Role)) {
+      throw new UsageError(`unknown role "${role}": expected owner or guest`);
+    }
+    const result = accessFor(args).setRole(channel, userId, role as Role);
+    if (result.kind === "unknown") {
+      process.stderr.write(
+        `guppy: no admitted user ${userId} on ${channel} (see guppy pairing list ${channel}; user ids, not names)\n`,
+      );
+      return ExitCode.failed;
+    }
+    process.stdout.write(
+      result.kind === "changed"
+        ? `${describe(result.user)} on ${channel} is now ${role} (was ${result.from}).\n`
+        : `${describe(result.user)} on ${channel} is ${role} already.\n`,
+    );
+    return ExitCode.ok;
+  }
+  throw new UsageError(`unknown pairing action "${action ?? ""}" (usage: ${PAIRING_USAGE})`);
 }
 
-/** `guppy invite create <channel>`: a one-time code a user redeems with `/start <code>`. */
+/** `guppy invite create <channel> [--owner]`: a one-time code a user redeems with `/start <code>`. */
 export async function inviteCommand(args: CliArgs): Promise<number> {
+  const usage = "guppy invite create <channel> [--owner]";
   const [action, rawChannel] = args.positionals;
   if (action !== "create") {
-    throw new UsageError(
-      `unknown invite action "${action ?? ""}" (usage: guppy invite create <channel>)`,
-    );
+    throw new UsageError(`unknown invite action "${action ?? ""}" (usage: ${usage})`);
   }
-  const usage = "guppy invite create <channel>";
   rejectExtraArguments(args, usage, 2);
   const channel = channelArg(rawChannel, usage);
-  const code = accessFor(args).createInvite(channel);
+  const role: Role = args.owner ? "owner" : "guest";
+  const code = accessFor(args).createInvite(channel, role);
   process.stdout.write(
-    `${code}\nSend it to the person you invite; they write /start ${code} to the bot (one use).\n`,
+    `${code}\nSend it to the person you invite; they write /start ${code} to the bot (one use) and join as ${role}.\n`,
   );
   return ExitCode.ok;
 }

@@ -6,6 +6,7 @@ import {
   type GuppyConfig,
   type Logger,
   resolveModel,
+  routeConsoleTo,
   type Store,
 } from "@guppy/core";
 import { API_TOKEN_FILE, existingApiToken } from "../channels/http/api-token.js";
@@ -40,6 +41,8 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   const session = args.session ?? "default";
   const config = loadCliConfig(args);
   const logger = createLineLogger({ level: config.debug ? "debug" : "warn" });
+  // A provider's malformed chunk, printed raw by its SDK: the run's error says what failed.
+  routeConsoleTo(logger, "debug");
   const store = createStore({ home: config.home, logger });
   const gateway = readGatewayFile(config.home);
   const opened =

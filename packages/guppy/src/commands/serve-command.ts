@@ -1,5 +1,11 @@
 import { join } from "node:path";
-import { createOrchestrator, createStore, createThreadRunner, resolveModel } from "@guppy/core";
+import {
+  createOrchestrator,
+  createStore,
+  createThreadRunner,
+  resolveModel,
+  routeConsoleTo,
+} from "@guppy/core";
 import {
   describeSandbox,
   killRunningTrees,
@@ -32,6 +38,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   const resolved = await resolveModel(config);
   const gw = createGatewayLogger({ home: config.home, debug: config.debug });
   const { logger } = gw;
+  // A provider's malformed chunk, printed raw by its SDK, goes to the log cut to one line.
+  routeConsoleTo(logger, "warn");
   // The log file and the terminal (warnings go to both).
   if (sandboxNotice) logger.warn(sandboxNotice);
   // The terminal's output is a courtesy: nobody reading it any more (`guppy serve | head`, a

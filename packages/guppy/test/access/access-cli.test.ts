@@ -12,6 +12,12 @@ beforeEach(() => ({ home, cleanup } = tempHome()));
 afterEach(() => cleanup());
 
 const env = () => cleanEnv({ GUPPY_HOME: home });
+/** A pairing code issued to user `id` (as when they wrote to the bot). */
+const pairCode = (id: string, name: string): string => {
+  const decision = access().check("telegram", { id, name });
+  if (decision.kind !== "pair") throw new Error("expected a pairing code");
+  return decision.code;
+};
 const access = () =>
   createAccessControl({
     store: createAccessStore(home),
@@ -20,6 +26,15 @@ const access = () =>
   });
 
 describe("guppy pairing / guppy invite", () => {
+  it("names the path when an access file is a directory (a thread id once made one there)", async () => {
+    mkdirSync(join(home, "access", "telegram", "approved.json"), { recursive: true });
+    const r = await runCli(["pairing", "list", "telegram"], { env: env() });
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    expect(r.stderr).toContain(join(home, "access", "telegram", "approved.json"));
+    expect(r.stderr).toContain("is a directory");
+  });
+
   it("approves a pending pairing code, and says so in one line when the code is unknown", async () => {
     const decision = access().check("telegram", { id: "555", name: "ann" });
     if (decision.kind !== "pair") throw new Error("expected a pairing code");
@@ -33,8 +48,8 @@ describe("guppy pairing / guppy invite", () => {
 
     const ok = await runCli(["pairing", "approve", "telegram", decision.code], { env: env() });
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toContain("Approved ann (555) on telegram");
-    expect(access().check("telegram", { id: "555" })).toEqual({ kind: "allow" });
+    expect(ok.stdout).toContain("Approved ann (555) on telegram as guest");
+    expect(access().check("telegram", { id: "555" })).toEqual({ kind: "allow", role: "guest" });
   });
 
   it("creates a one-time invite code stored under GUPPY_HOME/access", async () => {
@@ -42,8 +57,11 @@ describe("guppy pairing / guppy invite", () => {
     expect(result.code).toBe(0);
     const code = result.stdout.split("\n")[0] ?? "";
     const invites = JSON.parse(readFileSync(join(home, "access", "slack", "invites.json"), "utf8"));
-    expect(invites).toMatchObject([{ code }]);
-    expect(access().redeemInvite("slack", { id: "u1" }, code)).toEqual({ kind: "allow" });
+    expect(invites).toMatchObject([{ code, role: "guest" }]);
+    expect(access().redeemInvite("slack", { id: "u1" }, code)).toEqual({
+      kind: "allow",
+      role: "guest",
+    });
   });
 
   it("rejects an unknown channel or action with a usage line", async () => {
@@ -83,5 +101,91 @@ describe("guppy pairing / guppy invite", () => {
     const approve = await runCli(["pairing", "approve", "telegram", decision.code], { env: env() });
     expect(approve.code).toBe(2);
     expect(approve.stderr).toBe(expected);
+  });
+
+  it("approves as owner with --owner, and invites with the role they grant", async () => {
+    const decision = access().check("telegram", { id: "556", name: "bo" });
+    if (decision.kind !== "pair") throw new Error("expected a pairing code");
+    const ok = await runCli(["pairing", "approve", "telegram", decision.code, "--owner"], {
+      env: env(),
+    });
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toBe("Approved bo (556) on telegram as owner.\n");
+    expect(access().check("telegram", { id: "556" })).toEqual({ kind: "allow", role: "owner" });
+
+    const invite = await runCli(["invite", "create", "telegram", "--owner"], { env: env() });
+    expect(invite.code).toBe(0);
+    expect(invite.stdout).toContain("join as owner");
+    const code = invite.stdout.split("\n")[0] ?? "";
+    expect(access().redeemInvite("telegram", { id: "557" }, code)).toEqual({
+      kind: "allow",
+      role: "owner",
+    });
+  });
+
+  it("lists pending requests and admitted users with their roles and how each got in", async () => {
+    access().approvePairing("telegram", pairCode("1", "ann"));
+    access().createInvite("telegram", "owner");
+    const invite = access().createInvite("telegram", "owner");
+    access().redeemInvite("telegram", { id: "2", name: "bob" }, invite);
+    const pending = pairCode("3", "cy");
+    const list = await runCli(["pairing", "list", "telegram"], {
+      env: cleanEnv({ GUPPY_HOME: home, GUPPY_ALLOWED_USERS: "42" }),
+    });
+    expect(list.code).toBe(0);
+    const lines = list.stdout.split("\n");
+    expect(lines[0]).toBe("Pending pairing requests on telegram (code, user, since):");
+    expect(lines[1]).toMatch(new RegExp(`^  ${pending}  3 \\(cy\\)  \\d{4}-`));
+    expect(lines.slice(2)).toEqual([
+      "Admitted users on telegram (user, role, admitted by):",
+      "  1 (ann)  guest  approved pairing",
+      "  2 (bob)  owner  invite",
+      "  42  owner  GUPPY_ALLOWED_USERS",
+      "",
+    ]);
+  });
+
+  it("changes a role, and says in one line what is wrong with an unknown user or role", async () => {
+    access().approvePairing("telegram", pairCode("1", "ann"));
+    const allowlisted = cleanEnv({ GUPPY_HOME: home, GUPPY_ALLOWED_USERS: "42" });
+    const up = await runCli(["pairing", "role", "telegram", "1", "owner"], { env: env() });
+    expect(up.code).toBe(0);
+    expect(up.stdout).toBe("ann (1) on telegram is now owner (was guest).\n");
+    expect(access().check("telegram", { id: "1" })).toEqual({ kind: "allow", role: "owner" });
+
+    const down = await runCli(["pairing", "role", "telegram", "42", "guest"], { env: allowlisted });
+    expect(down.code).toBe(0);
+    expect(down.stdout).toBe("42 on telegram is now guest (was owner).\n");
+    const approved = JSON.parse(
+      readFileSync(join(home, "access", "telegram", "approved.json"), "utf8"),
+    );
+    expect(approved).toContainEqual(
+      expect.objectContaining({ id: "42", via: "allowlist", role: "guest" }),
+    );
+
+    const unknownUser = await runCli(["pairing", "role", "telegram", "77", "guest"], {
+      env: env(),
+    });
+    expect(unknownUser.code).toBe(1);
+    expect(unknownUser.stderr).toBe(
+      "guppy: no admitted user 77 on telegram (see guppy pairing list telegram; user ids, not names)\n",
+    );
+    const unknownRole = await runCli(["pairing", "role", "telegram", "1", "admin"], { env: env() });
+    expect(unknownRole.code).toBe(2);
+    expect(unknownRole.stderr).toBe('guppy: unknown role "admin": expected owner or guest\n');
+    const missing = await runCli(["pairing", "role", "telegram", "1"], { env: env() });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  it("takes --owner only where it means something, refusing it elsewhere like any unknown flag", async () => {
+    const config = await runCli(["config", "--owner"], { env: env() });
+    expect(config.code).toBe(2);
+    expect(config.stderr).toMatch(/^guppy: Unknown option '--owner'.*\(see guppy --help\)\n$/);
+    const list = await runCli(["pairing", "list", "telegram", "--owner"], { env: env() });
+    expect(list.code).toBe(2);
+    expect(list.stderr).toBe(
+      "guppy: --owner does not apply here (usage: guppy pairing list <channel>)\n",
+    );
   });
 });

@@ -34,7 +34,10 @@ afterEach(() => rmSync(home, { recursive: true, force: true }));
 
 describe("access policies", () => {
   it("open admits anyone; disabled refuses everyone and logs it", () => {
-    expect(control("open").check("telegram", { id: "1" })).toEqual({ kind: "allow" });
+    expect(control("open").check("telegram", { id: "1" })).toEqual({
+      kind: "allow",
+      role: "guest",
+    });
     const d = control("disabled").check("telegram", { id: "1", name: "eve" });
     expect(d).toEqual({ kind: "refuse", reason: "disabled" });
     expect(refusals()).toMatchObject([{ channel: "telegram", userId: "1", reason: "disabled" }]);
@@ -64,7 +67,7 @@ describe("pairing", () => {
       id: "7",
       via: "pairing",
     });
-    expect(access.check("telegram", { id: "7" })).toEqual({ kind: "allow" });
+    expect(access.check("telegram", { id: "7" })).toEqual({ kind: "allow", role: "guest" });
     expect(access.pendingPairings("telegram")).toEqual([]);
     // Approval is per channel.
     expect(access.check("slack", { id: "7" }).kind).toBe("pair");
@@ -80,7 +83,10 @@ describe("pairing", () => {
     }
     expect(access.pendingPairings("telegram")).toEqual([]);
     expect(refusals()[0]).toMatchObject({ userId: "1", detail: expect.stringMatching(/group/) });
-    expect(access.check("telegram", { id: "42" }, "group")).toEqual({ kind: "allow" });
+    expect(access.check("telegram", { id: "42" }, "group")).toEqual({
+      kind: "allow",
+      role: "owner",
+    });
     expect(access.check("telegram", { id: "1" }, "private").kind).toBe("pair");
   });
 
@@ -103,8 +109,11 @@ describe("invites", () => {
   it("admits the user who redeems a one-time code, once", () => {
     const access = control("pairing");
     const code = access.createInvite("telegram");
-    expect(access.redeemInvite("telegram", { id: "9" }, code)).toEqual({ kind: "allow" });
-    expect(access.check("telegram", { id: "9" })).toEqual({ kind: "allow" });
+    expect(access.redeemInvite("telegram", { id: "9" }, code)).toEqual({
+      kind: "allow",
+      role: "guest",
+    });
+    expect(access.check("telegram", { id: "9" })).toEqual({ kind: "allow", role: "guest" });
     expect(access.redeemInvite("telegram", { id: "10" }, code)).toMatchObject({
       kind: "refuse",
       reason: "invalid-invite",
@@ -145,12 +154,18 @@ describe("hand-edited access files", () => {
       approvedFile(),
       `// who may talk to the bot\n[\n  ${JSON.stringify(user("1"))},\n  ${JSON.stringify(user("2"))}, // bob\n]\n`,
     );
-    expect(control("allowlist").check("telegram", { id: "2" })).toEqual({ kind: "allow" });
+    expect(control("allowlist").check("telegram", { id: "2" })).toEqual({
+      kind: "allow",
+      role: "owner",
+    });
   });
 
   it("takes an id written as a number for the same id as a string", () => {
     writeFileSync(approvedFile(), `[{"id": 1001, "approvedAt": "2026-01-01", "via": "invite"}]`);
-    expect(control("allowlist").check("telegram", { id: "1001" })).toEqual({ kind: "allow" });
+    expect(control("allowlist").check("telegram", { id: "1001" })).toEqual({
+      kind: "allow",
+      role: "owner",
+    });
   });
 
   it("reports invalid JSON as one line naming the file, line and column", () => {
@@ -172,29 +187,178 @@ describe("hand-edited access files", () => {
   it("keeps the approved users read before when a running edit breaks the file, and logs it once", () => {
     writeFileSync(approvedFile(), JSON.stringify([user("1"), user("2")]));
     const access = controlLogging("allowlist");
-    expect(access.check("telegram", { id: "2" })).toEqual({ kind: "allow" });
+    expect(access.check("telegram", { id: "2" })).toEqual({ kind: "allow", role: "owner" });
     // The owner removes user 2 and leaves out a bracket.
     writeFileSync(approvedFile(), `[\n  ${JSON.stringify(user("1"))}\n`);
-    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow" });
-    expect(access.check("telegram", { id: "2" })).toEqual({ kind: "allow" });
+    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow", role: "owner" });
+    expect(access.check("telegram", { id: "2" })).toEqual({ kind: "allow", role: "owner" });
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain(`${approvedFile()}:3:1 is not valid JSON`);
     // Fixed: the edit counts.
     writeFileSync(approvedFile(), JSON.stringify([user("1")]));
     expect(access.check("telegram", { id: "2" }).kind).toBe("refuse");
-    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow" });
+    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow", role: "owner" });
     expect(errors).toHaveLength(1);
   });
 
   it("does not write over a broken approved.json when admitting someone", () => {
     const access = controlLogging("pairing");
     writeFileSync(approvedFile(), JSON.stringify([user("1")]));
-    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow" });
+    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow", role: "owner" });
     const decision = access.check("telegram", { id: "7" });
     if (decision.kind !== "pair") throw new Error("expected a pairing code");
     const broken = `[\n  ${JSON.stringify(user("1"))},\n  {"id": 8 "name": "x"}\n]\n`;
     writeFileSync(approvedFile(), broken);
     expect(() => access.approvePairing("telegram", decision.code)).toThrow(ConfigError);
     expect(readFileSync(approvedFile(), "utf8")).toBe(broken);
+  });
+});
+
+describe("roles", () => {
+  const approvedFile = () => join(home, "access", "telegram", "approved.json");
+  const approved = () =>
+    JSON.parse(readFileSync(approvedFile(), "utf8")) as Array<Record<string, unknown>>;
+  const writeApproved = (entries: unknown[]) => {
+    mkdirSync(join(home, "access", "telegram"), { recursive: true });
+    writeFileSync(approvedFile(), JSON.stringify(entries));
+  };
+  const pairCode = (access: ReturnType<typeof control>, id: string): string => {
+    const decision = access.check("telegram", { id });
+    if (decision.kind !== "pair") throw new Error(`expected a pairing code, got ${decision.kind}`);
+    return decision.code;
+  };
+
+  it("admits a guest by pairing unless approved as owner, and writes the role down", () => {
+    const access = control("pairing");
+    access.approvePairing("telegram", pairCode(access, "7"));
+    access.approvePairing("telegram", pairCode(access, "8"), "owner");
+    expect(access.check("telegram", { id: "7" })).toEqual({ kind: "allow", role: "guest" });
+    expect(access.check("telegram", { id: "8" })).toEqual({ kind: "allow", role: "owner" });
+    expect(approved()).toMatchObject([
+      { id: "7", via: "pairing", role: "guest" },
+      { id: "8", via: "pairing", role: "owner" },
+    ]);
+  });
+
+  it("an invite admits as the role it was made with; one made before roles, as a guest", () => {
+    const access = control("pairing");
+    const owner = access.createInvite("telegram", "owner");
+    const guest = access.createInvite("telegram");
+    const invites = JSON.parse(
+      readFileSync(join(home, "access", "telegram", "invites.json"), "utf8"),
+    );
+    expect(invites).toMatchObject([
+      { code: owner, role: "owner" },
+      { code: guest, role: "guest" },
+    ]);
+    expect(access.redeemInvite("telegram", { id: "1" }, owner)).toEqual({
+      kind: "allow",
+      role: "owner",
+    });
+    expect(access.redeemInvite("telegram", { id: "2" }, guest)).toEqual({
+      kind: "allow",
+      role: "guest",
+    });
+    writeFileSync(
+      join(home, "access", "telegram", "invites.json"),
+      JSON.stringify([{ code: "OLDCODE234", createdAt: "2025-01-01T00:00:00Z" }]),
+    );
+    expect(access.redeemInvite("telegram", { id: "3" }, "OLDCODE234")).toEqual({
+      kind: "allow",
+      role: "guest",
+    });
+    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow", role: "owner" });
+  });
+
+  it("users admitted before roles existed and allowlisted users are owners; strangers of an open channel are guests", () => {
+    writeApproved([
+      { id: "1", approvedAt: "2025-01-01", via: "pairing" },
+      { id: 2, approvedAt: "2025-01-01", via: "invite" },
+      { id: "3", approvedAt: "2025-01-01", via: "pairing", role: "guest" },
+    ]);
+    for (const policy of ["pairing", "allowlist", "open"] as const) {
+      const access = control(policy, ["42"]);
+      expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow", role: "owner" });
+      expect(access.check("telegram", { id: "2" })).toEqual({ kind: "allow", role: "owner" });
+      expect(access.check("telegram", { id: "3" })).toEqual({ kind: "allow", role: "guest" });
+      expect(access.check("telegram", { id: "42" })).toEqual({ kind: "allow", role: "owner" });
+    }
+    expect(control("open", ["42"]).check("telegram", { id: "99" })).toEqual({
+      kind: "allow",
+      role: "guest",
+    });
+    expect(control("disabled", ["42"]).check("telegram", { id: "42" }).kind).toBe("refuse");
+  });
+
+  it("says once at start who is an owner and how to make one a guest, then records them", () => {
+    writeApproved([
+      { id: "1", name: "ann", approvedAt: "2025-01-01", via: "pairing" },
+      { id: "3", approvedAt: "2025-01-01", via: "pairing", role: "guest" },
+    ]);
+    const said: string[] = [];
+    control("pairing", ["42"]).announceOwners("telegram", (line) => said.push(line));
+    expect(said).toEqual([
+      "telegram: users 1 (ann), 42 are owners (admitted before roles existed, or in GUPPY_ALLOWED_USERS); to make one a guest: guppy pairing role telegram <user> guest",
+    ]);
+    expect(approved()).toMatchObject([
+      { id: "1", name: "ann", via: "pairing", role: "owner" },
+      { id: "3", via: "pairing", role: "guest" },
+      { id: "42", via: "allowlist", role: "owner" },
+    ]);
+    // The next start is quiet; an id added to the allowlist later is said once in the same way.
+    control("pairing", ["42"]).announceOwners("telegram", (line) => said.push(line));
+    expect(said).toHaveLength(1);
+    control("pairing", ["42", "43"]).announceOwners("telegram", (line) => said.push(line));
+    expect(said[1]).toBe(
+      "telegram: user 43 is an owner (admitted before roles existed, or in GUPPY_ALLOWED_USERS); to make one a guest: guppy pairing role telegram <user> guest",
+    );
+    // Nothing to say on a channel no one was admitted to.
+    control("pairing").announceOwners("slack", (line) => said.push(line));
+    expect(said).toHaveLength(2);
+  });
+
+  it("changes a role; an allowlisted user's is recorded and admits no one once out of the list", () => {
+    const access = control("pairing");
+    access.approvePairing("telegram", pairCode(access, "7"));
+    expect(access.setRole("telegram", "7", "owner")).toMatchObject({
+      kind: "changed",
+      from: "guest",
+      user: { id: "7", role: "owner", via: "pairing" },
+    });
+    expect(access.check("telegram", { id: "7" })).toEqual({ kind: "allow", role: "owner" });
+    expect(access.setRole("telegram", "7", "owner")).toMatchObject({ kind: "unchanged" });
+    expect(access.setRole("telegram", "8", "guest")).toEqual({ kind: "unknown" });
+
+    const listed = control("allowlist", ["42"]);
+    expect(listed.setRole("telegram", "42", "guest")).toMatchObject({
+      kind: "changed",
+      from: "owner",
+    });
+    expect(listed.check("telegram", { id: "42" })).toEqual({ kind: "allow", role: "guest" });
+    expect(approved()).toContainEqual(
+      expect.objectContaining({ id: "42", via: "allowlist", role: "guest" }),
+    );
+    expect(listed.admittedUsers("telegram")).toEqual([
+      { id: "7", role: "owner", via: "pairing" },
+      { id: "42", role: "guest", via: "allowlist" },
+    ]);
+    // Taken out of GUPPY_ALLOWED_USERS: the entry only said which role the list gives.
+    const unlisted = control("allowlist");
+    expect(unlisted.check("telegram", { id: "42" }).kind).toBe("refuse");
+    expect(unlisted.setRole("telegram", "42", "owner")).toEqual({ kind: "unknown" });
+    expect(unlisted.admittedUsers("telegram").map((u) => u.id)).toEqual(["7"]);
+  });
+
+  it("a broken approved.json keeps the roles read before", () => {
+    writeApproved([
+      { id: "1", approvedAt: "2025-01-01", via: "pairing", role: "guest" },
+      { id: "2", approvedAt: "2025-01-01", via: "pairing", role: "owner" },
+    ]);
+    const access = control("pairing");
+    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow", role: "guest" });
+    writeFileSync(approvedFile(), `[{"id": "1", "role": "owner"`);
+    expect(access.check("telegram", { id: "1" })).toEqual({ kind: "allow", role: "guest" });
+    expect(access.check("telegram", { id: "2" })).toEqual({ kind: "allow", role: "owner" });
+    expect(() => access.setRole("telegram", "1", "owner")).toThrow(ConfigError);
   });
 });

@@ -15,12 +15,17 @@ import {
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
 
-/** "run-bash X" → a bash tool call `echo X`; a tool result → "Tool said: <output>"; else an echo. */
+/**
+ * "run-bash X" → a bash tool call `echo X`; "long-task" → bash `sleep 20`; a tool result →
+ * "Tool said: <output>"; else an echo.
+ */
 function script(request: ChatCompletionRequest): FixtureResponse {
   const last = lastMessage(request);
   if (last?.role === "tool")
     return { content: `Tool said: ${String(last.content).split("\n")[0]}` };
   const text = requestText({ ...request, messages: last ? [last] : [] });
+  if (text.includes("long-task"))
+    return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: "sleep 20" }) }] };
   const bash = /run-bash (\S+)/.exec(text);
   if (bash)
     return {
@@ -183,7 +188,8 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
       settings: () => ({ policy: "pairing", allowedUsers: [] }),
       logger: silentLogger,
     });
-    const code = access.createInvite(name);
+    // An owner's invite: a guest's runs get no bash.
+    const code = access.createInvite(name, "owner");
     const welcome = await send("UI", `/start ${code}`);
     expect(welcome[0]).toContain("Welcome!");
     const posted = await send("UI", "run-bash invited-ok");
@@ -191,6 +197,32 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
     // The code was single-use.
     const other = await send("UJ", `/start ${code}`);
     expect(other[0]).toBe("That invite code is not valid.");
+  });
+
+  it("a guest's /steer cannot redirect an owner's run in a shared thread; the owner's can", async () => {
+    await start({ GUPPY_ACCESS_POLICY: "open", GUPPY_ALLOWED_USERS: "UO" });
+    const group = `${name}:C5:t1`;
+    const say = async (userId: string, text: string) => {
+      const message = createTestMessage(`${userId}-${Date.now()}-${Math.random()}`, text, {
+        threadId: group,
+        author: { userId, userName: userId, fullName: userId, isBot: false, isMe: false },
+        isMention: true,
+      });
+      await channel.chat.processMessage(rec.adapter, group, message);
+      await channel.bridge.idle();
+    };
+    await say("UO", "please do the long-task");
+    for (let i = 0; i < 200 && runtime.orchestrator.status(group).state !== "running"; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(runtime.orchestrator.status(group).state).toBe("running");
+    await say("UG", "/steer delete everything");
+    expect(rec.posted(group).at(-1)).toBe(
+      "This run was started by the owner; a guest cannot steer it. Send your message once it ends.",
+    );
+    await say("UO", "/steer wrap it up");
+    expect(rec.posted(group).at(-1)).toBe("Steering message sent.");
+    await say("UO", "/stop");
   });
 
   it("saves attachments under the thread, gives images to the model, and survives a failed download", async () => {

@@ -88,6 +88,8 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       TELEGRAM_BOT_TOKEN: api.token,
       GUPPY_TELEGRAM_API_URL: api.apiUrl,
       GUPPY_ACCESS_POLICY: "open",
+      // Owners, as every user was before roles: a guest's runs get no bash.
+      GUPPY_ALLOWED_USERS: `${ANN.id},${BOB.id}`,
       ...env,
     });
     logged = [];
@@ -107,6 +109,7 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       TELEGRAM_BOT_TOKEN: nextApi.token,
       GUPPY_TELEGRAM_API_URL: nextApi.apiUrl,
       GUPPY_ACCESS_POLICY: "open",
+      GUPPY_ALLOWED_USERS: `${ANN.id},${BOB.id}`,
     };
     const nextRuntime = await startRuntime(llm, env, home);
     const nextChannel = createTelegramChannel(telegram, {

@@ -157,7 +157,8 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
     expect(tg.botMessages(EVE.id)).toHaveLength(1);
     expect(llm.requests().length).toBe(before);
 
-    const approve = await runCli(["pairing", "approve", "telegram", code as string], {
+    // As an owner: a guest's runs get no bash.
+    const approve = await runCli(["pairing", "approve", "telegram", code as string, "--owner"], {
       env: cleanEnv({ GUPPY_HOME: runtime.home }),
     });
     expect(approve.code).toBe(0);
@@ -316,7 +317,8 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
   });
 
   it("/stop aborts a long tool run", async () => {
-    await start({ GUPPY_ACCESS_POLICY: "open" });
+    // An owner: a guest's runs get no bash.
+    await start({ GUPPY_ACCESS_POLICY: "open", GUPPY_ALLOWED_USERS: String(ANN.id) });
     await tg.userSays(ANN, "start the long-task");
     const threadId = `telegram:${ANN.id}`;
     await until(

@@ -52,10 +52,12 @@ describe("guppy config and the sandbox", () => {
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);
       const out = r.stdout.trim().split("\n");
-      expect(out.at(-1)).toMatch(/^sandbox: .*bwrap is not on PATH/);
+      const at = out.findIndex((line) => line.startsWith("sandbox:"));
+      expect(out[at]).toMatch(/^sandbox: .*bwrap is not on PATH/);
       // Named where it was set: settings.json, not the environment.
-      expect(out.at(-1)).toContain(join(dir.home, "settings.json"));
-      expect(out.at(-2)).toMatch(/\((default|settings|env|flag|unset)\)$/);
+      expect(out[at]).toContain(join(dir.home, "settings.json"));
+      // Right after the settings table.
+      expect(out[at - 1]).toMatch(/\((default|settings|env|flag|unset)\)$/);
     } finally {
       dir.cleanup();
     }

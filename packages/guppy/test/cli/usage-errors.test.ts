@@ -25,7 +25,7 @@ describe("guppy usage errors", () => {
     [["skills", "x"], 'guppy skills takes no arguments (got "x"); use --thread'],
     [
       ["invite", "create", "slack", "extra"],
-      'unexpected argument "extra" (usage: guppy invite create <channel>)',
+      'unexpected argument "extra" (usage: guppy invite create <channel> [--owner])',
     ],
     [
       ["pairing", "list", "telegram", "a", "b"],
@@ -33,7 +33,11 @@ describe("guppy usage errors", () => {
     ],
     [
       ["pairing", "approve", "telegram", "ABCD2345", "x"],
-      'unexpected argument "x" (usage: guppy pairing approve <channel> <code>)',
+      'unexpected argument "x" (usage: guppy pairing approve <channel> <code> [--owner])',
+    ],
+    [
+      ["pairing", "role", "telegram", "42", "guest", "x"],
+      'unexpected argument "x" (usage: guppy pairing role <channel> <user> owner|guest)',
     ],
   ])("guppy %j refuses the extra words", async (args, message) => {
     const r = await runCli(args, { env });

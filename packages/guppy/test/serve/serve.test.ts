@@ -190,12 +190,14 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
   });
 
   it("guards every route but /health with the bearer token and answers bad input with JSON 4xx", async () => {
-    const s = await serve(home());
+    const dir = home();
+    const s = await serve(dir);
     expect(await (await fetch(`${s.url}/health`)).json()).toEqual({ status: "ok" });
     const noAuth = await fetch(`${s.url}/v1/threads`);
     expect(noAuth.status).toBe(401);
-    expect(((await noAuth.json()) as { error: { message: string } }).error.message).toMatch(
-      /Bearer/,
+    // A client on this machine is told where the token is kept.
+    expect(((await noAuth.json()) as { error: { message: string } }).error.message).toContain(
+      join(dir, "api-token"),
     );
     const wrong = await fetch(`${s.url}/v1/threads`, { headers: { authorization: "Bearer nope" } });
     expect(wrong.status).toBe(401);
@@ -224,6 +226,24 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
       body: JSON.stringify({ text: "hi" }),
     });
     expect(badId.status).toBe(400);
+    // An id whose parts would land on guppy's own files: refused, and nothing made there.
+    for (const id of [
+      "access:telegram:approved.json",
+      "logs:x:y",
+      "http:MEMORY.md:t",
+      "http:c:skills",
+    ]) {
+      const reserved = await s.api(`/v1/threads/${encodeURIComponent(id)}/messages`, {
+        method: "POST",
+        body: JSON.stringify({ text: "hi" }),
+      });
+      expect(reserved.status).toBe(400);
+      expect(((await reserved.json()) as { error: { message: string } }).error.message).toMatch(
+        /name guppy uses/,
+      );
+    }
+    expect(existsSync(join(dir, "access"))).toBe(false);
+    expect(existsSync(join(dir, "logs", "x"))).toBe(false);
     // A thread id without its thread part is that channel's thread "default": one thread, however
     // it is spelt, and the API answers with the spelling it keeps.
     const short = await s.api("/v1/threads/http:short/messages", {

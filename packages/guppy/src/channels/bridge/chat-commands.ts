@@ -1,4 +1,4 @@
-import type { Orchestrator, ThreadStatus } from "@guppy/core";
+import type { Orchestrator, Role, ThreadStatus } from "@guppy/core";
 
 /** The chat commands, in the order /help lists them and Telegram's menu shows them. */
 export const chatCommands = [
@@ -70,8 +70,10 @@ export async function runThreadCommand(
   threadId: string,
   command: Exclude<ChatCommandName, "start" | "help">,
   args: string,
-  messageId?: string,
+  /** The message's id, and its sender's role (a `/steer` carries it: a guest's cannot redirect an owner's run). */
+  sender: { messageId?: string; role: Role },
 ): Promise<string | undefined> {
+  const { messageId, role } = sender;
   try {
     switch (command) {
       case "new": {
@@ -98,6 +100,7 @@ export async function runThreadCommand(
         const result = orchestrator.send(threadId, {
           type: "steer",
           text: args,
+          role,
           ...(messageId ? { messageId } : {}),
         });
         // Dropped (nothing runs): the orchestrator has told the thread so itself.

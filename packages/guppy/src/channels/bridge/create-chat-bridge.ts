@@ -5,6 +5,7 @@ import {
   type Orchestrator,
   type PromptContent,
   RESTART_NOTICE,
+  type Role,
   type Store,
 } from "@guppy/core";
 import { ATTACHMENTS_DIR } from "@guppy/core/thread-layout";
@@ -130,7 +131,15 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     }
     if (name.command === "start") say(where, `Hi! Send me a message to start.\n\n${helpText()}`);
     else if (name.command === "help") say(where, helpText());
-    else say(where, runThreadCommand(orchestrator, threadId, name.command, name.args, messageId));
+    else {
+      say(
+        where,
+        runThreadCommand(orchestrator, threadId, name.command, name.args, {
+          role: decision.role,
+          ...(messageId ? { messageId } : {}),
+        }),
+      );
+    }
   };
 
   /**
@@ -138,7 +147,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
    * behind it: the prompt is saved with the paths they go to, keeps its place in the thread's
    * queue while they download, and runs with them (see `content` of a prompt).
    */
-  const prompt = (thread: Thread, message: Message, user: ChatUser): void => {
+  const prompt = (thread: Thread, message: Message, user: ChatUser, role: Role): void => {
     const threadId = thread.id;
     const downloads =
       message.attachments.length > 0
@@ -167,6 +176,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       messageId: message.id,
       userId: user.id,
       ...(user.name ? { userName: user.name } : {}),
+      // What access control admitted the sender as: the run gets that role's tool set.
+      role,
     });
     if (result.status === "queued") {
       begin();
@@ -234,7 +245,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       if (decision.reply) say(thread, decision.reply);
       return;
     }
-    prompt(thread, message, user);
+    prompt(thread, message, user, decision.role);
   };
 
   const guard = (fn: () => Promise<void>): Promise<void> =>

@@ -39,6 +39,11 @@ export async function startChatChannel(
     settings: (channel) => channelAccessSettings(config, channel),
     logger,
   });
+  // The upgrade to roles: who was admitted before is an owner, said once on the terminal.
+  access.announceOwners(adapterName, (line) => {
+    logger.info(`access: ${line}`);
+    context.say?.(line);
+  });
   const bridge = createChatBridge(chat, {
     adapterName,
     orchestrator,

@@ -4,6 +4,8 @@
  */
 export interface AsyncQueue<T> extends AsyncIterable<T> {
   push(value: T): void;
+  /** Forgets the values not read yet. */
+  drop(): void;
   close(): void;
 }
 
@@ -16,6 +18,9 @@ export function createAsyncQueue<T>(): AsyncQueue<T> {
       if (closed) return;
       items.push(value);
       wake?.();
+    },
+    drop() {
+      items.length = 0;
     },
     close() {
       closed = true;

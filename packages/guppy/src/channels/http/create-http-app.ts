@@ -36,10 +36,13 @@ export function createHttpApp(options: HttpAppOptions): Hono {
 
   app.use("*", async (c, next) => {
     if (!bearerMatches(c.req.header("authorization"), options.token)) {
+      // Where the token is stored is said only to a client on this machine: to anyone else who
+      // can reach the port it would tell the owner's home directory.
+      const hint = isLoopbackClient(c) ? ` (${options.tokenHint})` : "";
       return jsonError(
         c,
         401,
-        `Missing or wrong bearer token: send "Authorization: Bearer <token>" (${options.tokenHint}).`,
+        `Missing or wrong bearer token: send "Authorization: Bearer <token>"${hint}.`,
         "unauthorized",
       );
     }
@@ -276,22 +279,58 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     if (!subscribe)
       return jsonError(c, 501, "This gateway has no event stream.", "not_implemented");
     return streamSSE(c, async (stream) => {
-      const queue = createAsyncQueue<OrchestratorEvent>();
-      const unsubscribe = subscribe(id, (event) => queue.push(event));
+      // What waits to be written, bounded: a subscriber that stops reading must not make the
+      // gateway keep every event for it. Past the bound it is sent a last `overflow` event and
+      // dropped — and if it does not take even that, its connection is closed.
+      const queue = createAsyncQueue<{ sse?: SseEvent; bytes: number }>();
+      let pending = 0;
+      let overflowed = false;
+      const overflow = () => {
+        overflowed = true;
+        unsubscribe();
+        queue.drop();
+        queue.push({
+          sse: {
+            event: "overflow",
+            data: JSON.stringify({
+              thread_id: id,
+              message: `This stream fell more than ${SUBSCRIBER_BUFFER_BYTES} bytes behind and was closed; read faster, or reconnect and read the thread's messages.`,
+            }),
+          },
+          bytes: 0,
+        });
+        queue.close();
+        setTimeout(() => {
+          stream.abort();
+          (
+            c.env as { incoming?: { socket?: { destroy(): void } } } | undefined
+          )?.incoming?.socket?.destroy();
+        }, OVERFLOW_GRACE_MS).unref();
+      };
+      const unsubscribe = subscribe(id, (event) => {
+        if (overflowed) return;
+        const sse = toSse(event);
+        const keepAlive = event.type === "notice" && event.text === "";
+        if (!sse && !keepAlive) return;
+        const bytes = sse ? sse.event.length + sse.data.length + 16 : 16;
+        pending += bytes;
+        if (pending > SUBSCRIBER_BUFFER_BYTES) overflow();
+        else queue.push(sse ? { sse, bytes } : { bytes });
+      });
       const unregister = options.onStream?.(() => queue.close());
-      const keepAlive = setInterval(
-        () => queue.push({ type: "notice", threadId: id, text: "" }),
-        15_000,
-      );
+      const keepAlive = setInterval(() => {
+        if (overflowed) return;
+        pending += 16;
+        queue.push({ bytes: 16 });
+      }, 15_000);
       stream.onAbort(() => queue.close());
       try {
         await stream.writeSSE({ event: "ready", data: JSON.stringify({ thread_id: id }) });
-        for await (const event of queue) {
+        for await (const item of queue) {
           if (stream.aborted) break;
-          const sse = toSse(event);
-          if (sse) await stream.writeSSE(sse);
-          else if (event.type === "notice" && event.text === "")
-            await stream.write(": keep-alive\n\n");
+          if (item.sse) await stream.writeSSE(item.sse);
+          else await stream.write(": keep-alive\n\n");
+          pending -= item.bytes;
         }
       } finally {
         clearInterval(keepAlive);
@@ -328,8 +367,30 @@ function threadJson(t: ThreadSummary) {
   };
 }
 
+/**
+ * Whether the request came from this machine (a loopback address). False when it cannot be told
+ * (a request made without a socket, as tests do with `app.request`).
+ */
+export function isLoopbackClient(c: Context): boolean {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  const address = env?.incoming?.socket?.remoteAddress;
+  if (!address) return false;
+  const v4 = address.startsWith("::ffff:") ? address.slice(7) : address;
+  return v4.startsWith("127.") || address === "::1";
+}
+
 function invalidThread(c: Context, reason: string): Response {
   return jsonError(c, 400, `Invalid thread id: ${reason}`, "invalid_request_error");
+}
+
+/** Bytes of events an `/events` subscriber may fall behind by before it is dropped. */
+export const SUBSCRIBER_BUFFER_BYTES = 1024 * 1024;
+/** How long a dropped subscriber has to take its `overflow` event before its connection closes. */
+const OVERFLOW_GRACE_MS = 5_000;
+
+interface SseEvent {
+  event: string;
+  data: string;
 }
 
 /** The SSE form of an event: text deltas, tool calls/results, final, errors, notices. */

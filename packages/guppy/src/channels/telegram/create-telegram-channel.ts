@@ -41,11 +41,11 @@ function answeredUser(config: AccessConfig, channel: string): (userId: string) =
     logger: silentLogger,
   });
   return (userId) => {
-    const { policy, allowedUsers } = channelAccessSettings(config, channel);
+    const { policy } = channelAccessSettings(config, channel);
     if (policy === "open") return true;
     if (policy === "disabled") return false;
     try {
-      return allowedUsers.includes(userId) || access.isApproved(channel, userId);
+      return access.admitted(channel, userId) !== undefined;
     } catch {
       return false; // an unreadable approved.json: the access check reports it
     }

@@ -80,3 +80,29 @@ describe("thread ids in the path of /v1/threads/{id}/…", () => {
     );
   });
 });
+
+describe("the 401 answer", () => {
+  const app = () =>
+    createHttpApp({
+      backend: threadsBackend([]),
+      token: TOKEN,
+      tokenHint: "it is stored in /home/owner/.guppy/api-token",
+      modelName: "m",
+    });
+  const from = async (remoteAddress: string) => {
+    const r = await app().request("/v1/threads", {}, { incoming: { socket: { remoteAddress } } });
+    expect(r.status).toBe(401);
+    return ((await r.json()) as { error: { message: string } }).error.message;
+  };
+
+  it("names the token file to a loopback client only", async () => {
+    for (const local of ["127.0.0.1", "::1", "::ffff:127.0.0.1"]) {
+      expect(await from(local)).toContain("/home/owner/.guppy/api-token");
+    }
+    for (const remote of ["192.168.1.20", "::ffff:10.0.0.3", "2001:db8::1"]) {
+      const message = await from(remote);
+      expect(message).toMatch(/Bearer/);
+      expect(message).not.toContain("/home/owner");
+    }
+  });
+});
