@@ -12,6 +12,7 @@ import {
 import { type JsonlTail, readJsonl, readJsonlBefore, readJsonlFrom } from "../fs/jsonl.js";
 import { overwriteInPlace, writeFileAtomic } from "../fs/write.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
+import type { Redactor } from "../logging/redact.js";
 import type { SavedThreadStatus } from "../types.js";
 import {
   ARTIFACTS_DIR,
@@ -101,9 +102,15 @@ export const LOG_RESUME_WINDOW = 64 * 1024;
 const MAX_MIRRORED = 256;
 
 // Long by design: one closure per home whose methods share the path, directory and log caches.
-export function createStore(options: { home: string; logger?: Logger }): Store {
+export function createStore(options: {
+  home: string;
+  logger?: Logger;
+  /** Applied to every log entry and context message before it is written (configured secrets). */
+  redactor?: Redactor;
+}): Store {
   const home = options.home;
   const logger = options.logger ?? silentLogger;
+  const redact = options.redactor?.active ? options.redactor.value : <T>(v: T) => v;
   const ensured = new Set<string>();
 
   const ensure = (dir: string) => {
@@ -165,7 +172,8 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     artifactsDir: (threadId) => ensure(join(threadDir(threadId), ARTIFACTS_DIR)),
 
     logFile: (threadId) => pathsOf(threadId).log,
-    appendLog(threadId, entry) {
+    appendLog(threadId, given) {
+      const entry = redact(given);
       const bytes = append(threadId, "log", [entry]);
       const mirror = logMirrors.get(threadId);
       if (mirror === undefined) return;
@@ -199,12 +207,12 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       return readJsonl(pathsOf(threadId).context, logger, isAgentMessage);
     },
     appendContext(threadId, messages) {
-      append(threadId, "context", messages);
+      append(threadId, "context", redact(messages));
     },
     saveContext(threadId, messages) {
       const path = file(threadId, "context");
       forgetAppendState(path);
-      writeFileAtomic(path, serializeJsonl(messages));
+      writeFileAtomic(path, serializeJsonl(redact(messages)));
     },
     archiveContext(threadId) {
       const current = pathsOf(threadId).context;

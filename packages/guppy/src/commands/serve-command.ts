@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import {
+  configuredSecrets,
   createOrchestrator,
+  createRedactor,
   createStore,
   createThreadRunner,
   resolveModel,
@@ -35,7 +37,9 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   // Once, before anything starts: a sandbox that cannot work here stops the start (ConfigError).
   const { sandbox: sandboxConfig, notice: sandboxNotice } = resolveSandbox(config);
   const resolved = await resolveModel(config);
-  const gw = createGatewayLogger({ home: config.home, debug: config.debug });
+  // Every secret guppy holds, taken out of what it logs, stores and sends (a key a tool printed).
+  const redactor = createRedactor(configuredSecrets(config, resolved));
+  const gw = createGatewayLogger({ home: config.home, debug: config.debug, redactor });
   const { logger } = gw;
   // A provider's malformed chunk, printed raw by its SDK, goes to the log cut to one line.
   routeConsoleTo(logger, "warn");
@@ -55,7 +59,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     });
   });
 
-  const store = createStore({ home: config.home, logger });
+  const store = createStore({ home: config.home, logger, redactor });
   const orchestrator = createOrchestrator({
     store,
     maxConcurrent: config.maxConcurrent,
@@ -73,6 +77,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         resolved,
         store,
         logger,
+        redactor,
         sandboxConfig,
         threadHandle: () => orchestrator.threadHandle(threadId),
       }),
