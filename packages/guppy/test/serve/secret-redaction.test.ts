@@ -76,9 +76,11 @@ describe("guppy serve: configured secrets are redacted before they are stored, l
 
     // The command's text holds neither key whole: only its output does.
     const command = `printf '%s%s\\n' ${KEY.slice(0, 12)} ${KEY.slice(12)}; printf '%s%s\\n' ${ANTHROPIC.slice(0, 10)} ${ANTHROPIC.slice(10)}`;
+    // Long enough to be saved whole under artifacts/, the key at its end too.
+    const long = `${command}; seq 1 3000; printf '%s%s\\n' ${KEY.slice(0, 5)} ${KEY.slice(5)}`;
     const toolTurn = await openai.chat.completions.create({
       model: "m",
-      messages: [{ role: "user", content: `run-bash ${command}` }],
+      messages: [{ role: "user", content: `run-bash ${long}` }],
     });
     expect(toolTurn.choices[0]?.message.content).toBe("Tool said: [redacted: GUPPY_API_KEY]");
     // The request after the tool ran carried its result redacted.
@@ -119,6 +121,7 @@ describe("guppy serve: configured secrets are redacted before they are stored, l
     expect(named("context.jsonl")).toHaveLength(1);
     expect(named("log.jsonl")).toHaveLength(1);
     expect(named("gateway.log")).toHaveLength(1);
+    expect(files.filter((f) => /\/artifacts\/bash-/.test(f))).toHaveLength(1);
     for (const file of [
       ...named("context.jsonl"),
       ...named("log.jsonl"),
@@ -136,4 +139,20 @@ describe("guppy serve: configured secrets are redacted before they are stored, l
       expect(text.includes(ANTHROPIC), file).toBe(false);
     }
   }, 60_000);
+
+  it("the HTTP API's token in <home>/api-token, printed by a tool at the next start, is redacted", async () => {
+    serve = await startServe(home.home, { ...llm.env(), GUPPY_SANDBOX: "host" });
+    const openai = new OpenAI({
+      baseURL: `${serve.url}/v1`,
+      apiKey: serve.token,
+      maxRetries: 0,
+      timeout: 20_000,
+    });
+    const answer = await openai.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: `run-bash cat ${join(home.home, "api-token")}` }],
+    });
+    expect(answer.choices[0]?.message.content).toBe("Tool said: [redacted: api-token]");
+    expect(JSON.stringify(llm.requests.at(-1))).not.toContain(serve.token);
+  }, 30_000);
 });
