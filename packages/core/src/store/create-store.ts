@@ -62,6 +62,11 @@ export interface Store {
    */
   readLogBefore(threadId: string, offset: number): LogEntry[] | undefined;
 
+  /**
+   * `value` with configured secrets taken out, as the store writes log entries and context (the
+   * inbox journal uses it too); `value` itself without a redactor.
+   */
+  redact<T>(value: T): T;
   loadContext(threadId: string): AgentMessage[];
   /** Appends messages to context.jsonl (the common, cheap path after each turn). */
   appendContext(threadId: string, messages: readonly AgentMessage[]): void;
@@ -171,6 +176,7 @@ export function createStore(options: {
     workspaceDir: (threadId) => join(threadDir(threadId), WORKSPACE_DIR),
     artifactsDir: (threadId) => ensure(join(threadDir(threadId), ARTIFACTS_DIR)),
 
+    redact,
     logFile: (threadId) => pathsOf(threadId).log,
     appendLog(threadId, given) {
       const entry = redact(given);

@@ -89,6 +89,14 @@ describe("guppy serve: configured secrets are redacted before they are stored, l
     expect(afterTool).not.toContain(KEY);
     expect(afterTool).not.toContain(ANTHROPIC);
 
+    // A prompt and a tool call that hold the key whole: inbox, log, context and gateway.log.
+    const echoed = await openai.chat.completions.create({
+      model: "m",
+      messages: [{ role: "user", content: `run-bash echo ${KEY}` }],
+    });
+    expect(echoed.choices[0]?.message.content).toBe("Tool said: [redacted: GUPPY_API_KEY]");
+    expect(JSON.stringify(llm.requests.at(-1))).not.toContain(KEY);
+
     // The model says the key, split across deltas: the client gets it redacted, whole.
     const stream = await openai.chat.completions.create({
       model: "m",
