@@ -3,7 +3,8 @@ import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { tempHome } from "../helpers/run-cli.js";
+import { type MockLlm, startMockLlm } from "../helpers/mock-llm.js";
+import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
 import {
   type AsyncMockLlm,
   contentText,
@@ -162,5 +163,38 @@ describe("guppy serve: configured secrets are redacted before they are stored, l
     });
     expect(answer.choices[0]?.message.content).toBe("Tool said: [redacted: api-token]");
     expect(JSON.stringify(llm.requests.at(-1))).not.toContain(serve.token);
+  }, 30_000);
+});
+
+describe("guppy chat -m: configured secrets are redacted", () => {
+  let llm: MockLlm;
+  const home = tempHome();
+  beforeAll(async () => {
+    llm = await startMockLlm((request) => script(request));
+  });
+  afterAll(async () => {
+    await llm.stop();
+    home.cleanup();
+  });
+
+  it("a key a tool printed and the model's answer with the key reach no file, request or stdout", async () => {
+    const env = cleanEnv({
+      ...llm.env("openai-completions"),
+      GUPPY_API_KEY: KEY,
+      GUPPY_HOME: home.home,
+      GUPPY_SANDBOX: "host",
+    });
+    const command = `printf '%s%s\\n' ${KEY.slice(0, 12)} ${KEY.slice(12)}`;
+    const tool = await runCli(["chat", "-m", `run-bash ${command}`], { env });
+    expect(tool.stderr).toBe("");
+    expect(tool.stdout).toBe("Tool said: [redacted: GUPPY_API_KEY]\n");
+    const said = await runCli(["chat", "-m", "say-key"], { env });
+    expect(said.stdout).toBe(
+      "Your key is [redacted: GUPPY_API_KEY], and again: [redacted: GUPPY_API_KEY].\n",
+    );
+    expect(JSON.stringify(llm.rawBodies())).not.toContain(KEY);
+    const files = filesUnder(home.home);
+    expect(files.some((f) => f.endsWith("context.jsonl"))).toBe(true);
+    for (const file of files) expect(readFileSync(file, "utf8").includes(KEY), file).toBe(false);
   }, 30_000);
 });
