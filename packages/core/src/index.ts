@@ -17,6 +17,14 @@ export {
   routeConsoleTo,
   silentLogger,
 } from "./logging/logger.js";
+export {
+  configuredSecrets,
+  createRedactor,
+  type Redactor,
+  redactLogger,
+  type Secret,
+  type TextStream,
+} from "./logging/redact.js";
 export { type ResolvedModel, resolveModel } from "./model/resolve-model.js";
 export {
   createOrchestrator,

@@ -140,7 +140,7 @@ export function createInbox(options: {
       for (const record of readJsonl(file, logger, isInboxRecord)) apply(record);
     }
     // Start from only what is still needed; then the old per-thread files can go.
-    if (journal.size > 0 || legacy.length > 0) journal.rewrite(live());
+    if (journal.size > 0 || legacy.length > 0) journal.rewrite(store.redact(live()));
     for (const file of legacy) rmSync(file, { force: true });
   } catch (error) {
     release();
@@ -222,7 +222,7 @@ export function createInbox(options: {
   const compactIfLarge = () => {
     if (journal.size < compactAt) return;
     try {
-      journal.rewrite(live());
+      journal.rewrite(store.redact(live()));
       compactAt = Math.max(compactBytes, 2 * journal.size);
     } catch (error) {
       logger.warn(`Could not compact the inbox journal ${path}`, { error: String(error) });
@@ -264,10 +264,13 @@ export function createInbox(options: {
         ...fields,
       };
       let synced: Promise<void> | undefined;
+      // The journal's copy without configured secrets; the run gets the prompt as sent (its
+      // requests are redacted on the way out).
+      const written = store.redact(record);
       if (deferSync) {
-        synced = journal.appendDeferred([record]);
+        synced = journal.appendDeferred([written]);
         deferredAs.set(record, journal.deferred);
-      } else journal.appendSynced([record]);
+      } else journal.appendSynced([written]);
       apply(record);
       return synced ? { record, synced } : { record };
     },

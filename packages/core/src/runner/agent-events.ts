@@ -1,6 +1,7 @@
-import type { AgentEvent, AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Usage } from "@mariozechner/pi-ai";
+import type { AgentEvent, AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
+import { streamSimple, type Usage } from "@mariozechner/pi-ai";
 import { emptyTotals } from "../context/usage-totals.js";
+import type { Redactor } from "../logging/redact.js";
 import { markPromptSourcesStale } from "../prompt/prompt-sources.js";
 import type { RunnerEvent, UsageTotals } from "../types.js";
 import { idleMessage } from "./create-stream-fn.js";
@@ -123,6 +124,49 @@ export function createEventTranslator(deps: {
     }
   };
   return { handle, startThinking, endThinking };
+}
+
+/**
+ * `emit` with configured secrets taken out of every event. Text deltas go through one stream
+ * redactor: a tail that may be the start of a secret waits for the next delta, and is released
+ * before any other event (a tool call, the usage at the answer's end, the run's end).
+ */
+export function redactEvents(
+  redactor: Redactor,
+  emit: (event: RunnerEvent) => void,
+): (event: RunnerEvent) => void {
+  if (!redactor.active) return emit;
+  let text = redactor.stream();
+  return (event) => {
+    if (event.type === "text_delta") {
+      const delta = text.push(event.delta);
+      if (delta !== "") emit({ type: "text_delta", delta });
+      return;
+    }
+    const held = text.end();
+    if (held !== "") emit({ type: "text_delta", delta: held });
+    text = redactor.stream();
+    emit(redactor.value(event));
+  };
+}
+
+/**
+ * `base` (pi-ai's streamSimple by default) sending every request with configured secrets taken
+ * out of its messages and system prompt: the run's context keeps what the model and tools
+ * really said (a tool call runs as asked), the provider never gets a key. Summaries too.
+ */
+export function redactRequests(redactor: Redactor, base: StreamFn = streamSimple): StreamFn {
+  if (!redactor.active) return base;
+  return (model, context, options) =>
+    base(
+      model,
+      {
+        ...context,
+        systemPrompt: context.systemPrompt && redactor.text(context.systemPrompt),
+        messages: redactor.value(context.messages),
+      },
+      options,
+    );
 }
 
 /** How a run ended, from its last assistant message. */

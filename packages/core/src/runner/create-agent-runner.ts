@@ -7,6 +7,7 @@ import { createContextEngine } from "../context/create-context-engine.js";
 import { createLlmMessages } from "../context/llm-messages.js";
 import { addUsage, emptyTotals } from "../context/usage-totals.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
+import { createRedactor, type Redactor } from "../logging/redact.js";
 import type { Store } from "../store/create-store.js";
 import { createToolResultSpill } from "../tools/spill-output.js";
 import type {
@@ -20,6 +21,8 @@ import {
   createEventTranslator,
   lastUsage,
   newRunState,
+  redactEvents,
+  redactRequests,
   runResult,
   toolRoundsNote,
 } from "./agent-events.js";
@@ -59,6 +62,11 @@ export interface AgentRunnerOptions {
   /** Longest tool result kept in context (GUPPY_TOOL_RESULT_MAX_CHARS, default 10,000). */
   toolResultMaxChars?: number;
   logger?: Logger;
+  /**
+   * Takes configured secrets out of what the run stores, emits and sends: tool results, answers,
+   * every request's messages.
+   */
+  redactor?: Redactor;
   /** Replaces pi-ai's streamSimple (unit tests). */
   baseStreamFn?: StreamFn;
 }
@@ -77,10 +85,12 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       logger.warn("A runner event listener threw", { error: String(error) });
     }
   };
-  const emit = (event: RunnerEvent) => {
+  const redactor = options.redactor ?? createRedactor([]);
+  const emit = redactEvents(redactor, (event: RunnerEvent) => {
     if (runListener) call(runListener, event);
     for (const listener of listeners) call(listener, event);
-  };
+  });
+  const baseStreamFn = redactRequests(redactor, options.baseStreamFn);
 
   let run = newRunState();
 
@@ -122,7 +132,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     stream: createStreamFn({
       apiKey: options.apiKey,
       maxRetries: options.maxRetries,
-      base: options.baseStreamFn,
+      base: baseStreamFn,
       idleTimeoutMs,
     }),
     // Before the first run the state has no prompt yet: /status and /compact count the one the
@@ -175,12 +185,13 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     afterToolCall: createToolResultSpill({
       maxChars: options.toolResultMaxChars ?? 10_000,
       artifactsDir: () => store.artifactsDir(threadId),
+      redactor,
     }),
     streamFn: createStreamFn({
       apiKey: options.apiKey,
       maxTokens: options.maxTokens,
       maxRetries: options.maxRetries,
-      base: options.baseStreamFn,
+      base: baseStreamFn,
       intercept: (m) =>
         run.limitReached ? syntheticAssistantMessage(m, toolRoundsNote(run.toolRounds)) : undefined,
       onRequest: events.startThinking,
@@ -243,7 +254,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           emit({ type: "error", kind: "internal", message: oneLine(String(error)) });
         }
         persist();
-        const result = runResult(run, idleTimeoutMs);
+        const result = redactor.value(runResult(run, idleTimeoutMs));
         if (result.stopReason === "error" && result.errorMessage) {
           emit({ type: "error", kind: "provider", message: result.errorMessage });
         }

@@ -4,6 +4,7 @@ import type { AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import { secretEnvNames } from "../config/settings-schema.js";
 import type { Logger } from "../logging/logger.js";
+import { configuredSecrets, createRedactor, type Redactor } from "../logging/redact.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
 import type { PromptSources } from "../prompt/prompt-sources.js";
@@ -36,6 +37,8 @@ export interface ThreadRunnerOptions {
   /** A sandbox made elsewhere (tests): used instead of one built from `sandboxConfig`. */
   sandbox?: Sandbox;
   logger?: Logger;
+  /** Takes the configuration's secrets out of what runs store, emit and send (default: built here). */
+  redactor?: Redactor;
   baseStreamFn?: StreamFn;
   /** The thread's channel handle; when given, the `upload` tool is added (files back to the chat). */
   threadHandle?: () => ThreadHandle | undefined;
@@ -134,6 +137,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       return prompt;
     },
     logger: options.logger,
+    redactor: options.redactor ?? createRedactor(configuredSecrets(config, resolved)),
     baseStreamFn: options.baseStreamFn,
   });
 }

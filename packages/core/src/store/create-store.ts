@@ -12,6 +12,7 @@ import {
 import { type JsonlTail, readJsonl, readJsonlBefore, readJsonlFrom } from "../fs/jsonl.js";
 import { overwriteInPlace, writeFileAtomic } from "../fs/write.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
+import type { Redactor } from "../logging/redact.js";
 import type { SavedThreadStatus } from "../types.js";
 import {
   ARTIFACTS_DIR,
@@ -61,6 +62,11 @@ export interface Store {
    */
   readLogBefore(threadId: string, offset: number): LogEntry[] | undefined;
 
+  /**
+   * `value` with configured secrets taken out, as the store writes log entries and context (the
+   * inbox journal uses it too); `value` itself without a redactor.
+   */
+  redact<T>(value: T): T;
   loadContext(threadId: string): AgentMessage[];
   /** Appends messages to context.jsonl (the common, cheap path after each turn). */
   appendContext(threadId: string, messages: readonly AgentMessage[]): void;
@@ -101,9 +107,15 @@ export const LOG_RESUME_WINDOW = 64 * 1024;
 const MAX_MIRRORED = 256;
 
 // Long by design: one closure per home whose methods share the path, directory and log caches.
-export function createStore(options: { home: string; logger?: Logger }): Store {
+export function createStore(options: {
+  home: string;
+  logger?: Logger;
+  /** Applied to every log entry and context message before it is written (configured secrets). */
+  redactor?: Redactor;
+}): Store {
   const home = options.home;
   const logger = options.logger ?? silentLogger;
+  const redact = options.redactor?.active ? options.redactor.value : <T>(v: T) => v;
   const ensured = new Set<string>();
 
   const ensure = (dir: string) => {
@@ -164,8 +176,10 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
     workspaceDir: (threadId) => join(threadDir(threadId), WORKSPACE_DIR),
     artifactsDir: (threadId) => ensure(join(threadDir(threadId), ARTIFACTS_DIR)),
 
+    redact,
     logFile: (threadId) => pathsOf(threadId).log,
-    appendLog(threadId, entry) {
+    appendLog(threadId, given) {
+      const entry = redact(given);
       const bytes = append(threadId, "log", [entry]);
       const mirror = logMirrors.get(threadId);
       if (mirror === undefined) return;
@@ -199,12 +213,12 @@ export function createStore(options: { home: string; logger?: Logger }): Store {
       return readJsonl(pathsOf(threadId).context, logger, isAgentMessage);
     },
     appendContext(threadId, messages) {
-      append(threadId, "context", messages);
+      append(threadId, "context", redact(messages));
     },
     saveContext(threadId, messages) {
       const path = file(threadId, "context");
       forgetAppendState(path);
-      writeFileAtomic(path, serializeJsonl(messages));
+      writeFileAtomic(path, serializeJsonl(redact(messages)));
     },
     archiveContext(threadId) {
       const current = pathsOf(threadId).context;

@@ -1,6 +1,16 @@
-import { rmSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
+import { StringDecoder } from "node:string_decoder";
 import type { AfterToolCallContext, AfterToolCallResult } from "@mariozechner/pi-agent-core";
+import type { Redactor } from "../logging/redact.js";
 import type { OutputOverflow } from "../sandbox/exec.js";
 
 export interface SpillResult {
@@ -128,29 +138,87 @@ const selfPaging = new Set(["read"]);
 export function createToolResultSpill(options: {
   maxChars: number;
   artifactsDir: () => string;
+  /** Configured secrets are taken out of every result first, and out of a tool's saved output. */
+  redactor?: Redactor;
 }): (ctx: AfterToolCallContext) => Promise<AfterToolCallResult | undefined> {
+  const { redactor } = options;
   return async ({ toolCall, result }) => {
-    if (selfPaging.has(toolCall.name)) return undefined;
-    const details = result.details as { fullOutputPath?: unknown } | undefined;
-    if (details && typeof details === "object" && details.fullOutputPath) return undefined;
-    const blocks = result.content;
-    const text = blocks
-      .filter((b): b is { type: "text"; text: string } => b.type === "text")
-      .map((b) => b.text)
-      .join("\n");
-    if (text.length <= options.maxChars) return undefined;
-    const spilled = spillOutput({
-      text,
-      maxChars: options.maxChars,
-      dir: options.artifactsDir,
-      label: toolCall.name.replace(/[^A-Za-z0-9_-]/g, "_"),
-    });
-    return {
-      content: [{ type: "text", text: spilled.text }, ...blocks.filter((b) => b.type !== "text")],
-      details: {
-        ...(details && typeof details === "object" ? details : {}),
-        fullOutputPath: spilled.path,
-      },
-    };
+    const redacted = redactor?.active ? redactResult(result, redactor) : undefined;
+    const spilled = spill(toolCall.name, redacted ?? result, options);
+    return spilled ?? redacted;
   };
+}
+
+function spill(
+  tool: string,
+  result: AfterToolCallContext["result"],
+  options: { maxChars: number; artifactsDir: () => string },
+): AfterToolCallResult | undefined {
+  if (selfPaging.has(tool)) return undefined;
+  const details = result.details as { fullOutputPath?: unknown } | undefined;
+  if (details && typeof details === "object" && details.fullOutputPath) return undefined;
+  const blocks = result.content;
+  const text = blocks
+    .filter((b): b is { type: "text"; text: string } => b.type === "text")
+    .map((b) => b.text)
+    .join("\n");
+  if (text.length <= options.maxChars) return undefined;
+  const spilled = spillOutput({
+    text,
+    maxChars: options.maxChars,
+    dir: options.artifactsDir,
+    label: tool.replace(/[^A-Za-z0-9_-]/g, "_"),
+  });
+  return {
+    content: [{ type: "text", text: spilled.text }, ...blocks.filter((b) => b.type !== "text")],
+    details: {
+      ...(details && typeof details === "object" ? details : {}),
+      fullOutputPath: spilled.path,
+    },
+  };
+}
+
+/**
+ * The result with configured secrets replaced in its text, or undefined when it held none. A
+ * file the tool saved its whole output to (bash) is rewritten redacted too: the model can read it.
+ */
+function redactResult(
+  result: AfterToolCallContext["result"],
+  redactor: Redactor,
+): AfterToolCallContext["result"] | undefined {
+  const details = result.details as { fullOutputPath?: unknown } | undefined;
+  const path = details && typeof details === "object" ? details.fullOutputPath : undefined;
+  if (typeof path === "string") redactFile(path, redactor);
+  const content = redactor.value(result.content);
+  return content === result.content ? undefined : { ...result, content };
+}
+
+/**
+ * Rewrites a saved output with configured secrets replaced, a piece at a time (it may be a
+ * gigabyte). A file gone or unreadable is left as it is.
+ */
+function redactFile(path: string, redactor: Redactor): void {
+  const temp = `${path}.redacting`;
+  let input: number | undefined;
+  let output: number | undefined;
+  try {
+    input = openSync(path, "r");
+    output = openSync(temp, "w");
+    const stream = redactor.stream();
+    const decoder = new StringDecoder("utf8");
+    const chunk = Buffer.alloc(1024 * 1024);
+    for (let n = readSync(input, chunk); n > 0; n = readSync(input, chunk)) {
+      writeSync(output, stream.push(decoder.write(chunk.subarray(0, n))));
+    }
+    writeSync(output, stream.push(decoder.end()) + stream.end());
+    closeSync(output);
+    output = undefined;
+    renameSync(temp, path);
+  } catch {
+    // Left as it was.
+  } finally {
+    if (input !== undefined) closeSync(input);
+    if (output !== undefined) closeSync(output);
+    rmSync(temp, { force: true });
+  }
 }

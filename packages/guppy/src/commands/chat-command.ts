@@ -1,10 +1,13 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
+  configuredSecrets,
   createLineLogger,
+  createRedactor,
   createStore,
   type GuppyConfig,
   type Logger,
+  redactLogger,
   resolveModel,
   routeConsoleTo,
   type Store,
@@ -40,10 +43,15 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   const threadId = sessionThreadId(args.session);
   const session = args.session ?? "default";
   const config = loadCliConfig(args);
-  const logger = createLineLogger({ level: config.debug ? "debug" : "warn" });
+  // The secrets of the configuration; the model's own key is added where the model is resolved.
+  const redactor = createRedactor(configuredSecrets(config));
+  const logger = redactLogger(
+    createLineLogger({ level: config.debug ? "debug" : "warn" }),
+    redactor,
+  );
   // A provider's malformed chunk, printed raw by its SDK: the run's error says what failed.
   routeConsoleTo(logger, "debug");
-  const store = createStore({ home: config.home, logger });
+  const store = createStore({ home: config.home, logger, redactor });
   const gateway = readGatewayFile(config.home);
   const opened =
     (gateway && (await attach(gateway, config, store, threadId, session))) ||

@@ -1,4 +1,6 @@
+import { join } from "node:path";
 import { loadConfig } from "@guppy/core";
+import { kebab } from "@guppy/core/config";
 import { type AppConfig, checkToolChannels, guppySettings } from "../channels/registry.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { checkHome } from "./check-home.js";
@@ -12,5 +14,19 @@ export function loadCliConfig(args: CliArgs): AppConfig {
   checkToolChannels(config);
   checkHome(config.home, args);
   for (const warning of config.warnings) process.stderr.write(`guppy: warning: ${warning}\n`);
+  const exposed = secretFlagsWarning(args, config);
+  if (exposed) process.stderr.write(`guppy: warning: ${exposed}\n`);
   return config;
+}
+
+/**
+ * One line when secrets were given as flags (`--api-key`, `--api-token`, a bot token): every
+ * user of the machine sees a process's arguments (`ps`) for as long as it runs.
+ */
+export function secretFlagsWarning(args: CliArgs, config: AppConfig): string | undefined {
+  const secret = Object.keys(args.configFlags).filter((key) => config.settings[key]?.secret);
+  if (secret.length === 0) return undefined;
+  const flags = secret.map((key) => `--${kebab(key)}`).join(", ");
+  const vars = secret.map((key) => config.settings[key]?.env ?? key).join(", ");
+  return `${flags} can be read by anyone on this machine (ps) while guppy runs: set ${vars} in the environment instead, e.g. as KEY=value lines in ${join(config.home, "guppy.env")} (chmod 600) loaded by the systemd unit in the README, or in settings.json.`;
 }

@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import {
+  configuredSecrets,
   createOrchestrator,
+  createRedactor,
   createStore,
   createThreadRunner,
   resolveModel,
@@ -14,6 +16,7 @@ import {
   takeOverRunningTrees,
 } from "@guppy/core/sandbox";
 import type { GatewayChannel, GatewayContext } from "../channels/channel.js";
+import { API_TOKEN_FILE, existingApiToken } from "../channels/http/api-token.js";
 import { removeGatewayFile, writeGatewayFile } from "../channels/http/gateway-file.js";
 import { type AppConfig, loadEnabledChannels } from "../channels/registry.js";
 import { ExitCode } from "../cli/cli-error.js";
@@ -36,7 +39,15 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   // Once, before anything starts: a sandbox that cannot work here stops the start (ConfigError).
   const { sandbox: sandboxConfig, notice: sandboxNotice } = resolveSandbox(config);
   const resolved = await resolveModel(config);
-  const gw = createGatewayLogger({ home: config.home, debug: config.debug });
+  // Every secret guppy holds, taken out of what it logs, stores and sends (a key a tool printed);
+  // the HTTP API's token too when it is in <home>/api-token already (one generated at this
+  // first start is not).
+  const apiToken = existingApiToken(config);
+  const redactor = createRedactor([
+    ...configuredSecrets(config, resolved),
+    ...(apiToken ? [{ name: API_TOKEN_FILE, value: apiToken }] : []),
+  ]);
+  const gw = createGatewayLogger({ home: config.home, debug: config.debug, redactor });
   const { logger } = gw;
   // A provider's malformed chunk, printed raw by its SDK, goes to the log cut to one line.
   routeConsoleTo(logger, "warn");
@@ -56,7 +67,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     });
   });
 
-  const store = createStore({ home: config.home, logger });
+  const store = createStore({ home: config.home, logger, redactor });
   const orchestrator = createOrchestrator({
     store,
     maxConcurrent: config.maxConcurrent,
@@ -75,6 +86,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         resolved,
         store,
         logger,
+        redactor,
         sandboxConfig,
         threadHandle: () => orchestrator.threadHandle(threadId),
       }),

@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Logger, OrchestratorEvent } from "@guppy/core";
+import type { Logger, OrchestratorEvent, Redactor } from "@guppy/core";
 import { oneLine } from "@guppy/core/runner";
 import { pino } from "pino";
 import { terminalSafe } from "../terminal/terminal-safe.js";
@@ -25,7 +25,10 @@ export function createGatewayLogger(options: {
   debug: boolean;
   /** Where terminal lines go (whole lines, each ending in a newline); stdout by default. */
   write?: (lines: string) => void;
+  /** Takes configured secrets out of every line, in the file and on the terminal. */
+  redactor?: Redactor;
 }): GatewayLogger {
+  const redact = options.redactor?.active ? options.redactor.text : (text: string) => text;
   const dir = join(options.home, "logs");
   mkdirSync(dir, { recursive: true });
   const path = join(dir, "gateway.log");
@@ -49,14 +52,14 @@ export function createGatewayLogger(options: {
   // One line per entry whatever it holds: a remote user's thread id or text may carry line
   // breaks and escape sequences.
   const say = (text: string) => {
-    terminal.write(`${stamp()} ${terminalSafe(text)}\n`);
+    terminal.write(`${stamp()} ${terminalSafe(redact(text))}\n`);
   };
   const destination = createLogFileWriter(path, (error) =>
     say(`warning: could not write ${path}: ${String(error)}`),
   );
   const file = pino(
     { level: options.debug ? "debug" : "info", base: { pid: process.pid } },
-    destination,
+    { write: (line: string) => destination.write(redact(line)) },
   );
 
   const logger: Logger = {

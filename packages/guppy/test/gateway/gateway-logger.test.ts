@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createRedactor } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { createGatewayLogger } from "../../src/gateway/gateway-logger.js";
 
@@ -10,6 +11,30 @@ afterEach(() => {
 });
 
 describe("gateway logger", () => {
+  it("takes configured secrets out of the file's lines and the terminal's", () => {
+    const home = mkdtempSync(join(tmpdir(), "guppy-gwlog-"));
+    homes.push(home);
+    const key = "sk-live-0123456789abcdef";
+    const writes: string[] = [];
+    const gw = createGatewayLogger({
+      home,
+      debug: false,
+      write: (lines) => writes.push(lines),
+      redactor: createRedactor([{ name: "GUPPY_API_KEY", value: key }]),
+    });
+    gw.logger.error(`The provider refused ${key}`, { error: `401: bad key ${key}` });
+    gw.say(`said ${key}`);
+    gw.flush();
+    const file = readFileSync(gw.path, "utf8");
+    const terminal = writes.join("");
+    for (const out of [file, terminal]) {
+      expect(out).not.toContain(key);
+      expect(out).toContain("The provider refused [redacted: GUPPY_API_KEY]");
+    }
+    expect(JSON.parse(file.trim()).error).toBe("401: bad key [redacted: GUPPY_API_KEY]");
+    expect(terminal).toContain("said [redacted: GUPPY_API_KEY]");
+  });
+
   it("writes a turn's terminal lines in one write, in order, and the JSON lines to the file", async () => {
     const home = mkdtempSync(join(tmpdir(), "guppy-gwlog-"));
     homes.push(home);

@@ -1,0 +1,185 @@
+import type { GuppyConfig } from "../config/load-config.js";
+import { secretEnvNames } from "../config/settings-schema.js";
+import type { ResolvedModel } from "../model/resolve-model.js";
+import { withheldEnvNames } from "../sandbox/host-sandbox.js";
+import type { LogFields, Logger } from "./logger.js";
+
+/** A secret guppy holds, by the name the user knows it under (GUPPY_API_KEY, ANTHROPIC_API_KEY). */
+export interface Secret {
+  name: string;
+  value: string;
+}
+
+/**
+ * Replaces configured secrets in what guppy stores, logs or sends: a key a tool printed, or the
+ * model repeated, becomes `[redacted: <name>]`.
+ */
+export interface Redactor {
+  /** Whether there is anything to redact (no secrets: every method returns its input). */
+  readonly active: boolean;
+  text(s: string): string;
+  /** `v` with every string in it redacted; `v` itself when nothing changed (never mutated). */
+  value<T>(v: T): T;
+  /** A redactor for one stream of text pieces (see TextStream). */
+  stream(): TextStream;
+}
+
+/**
+ * Redacts text that arrives in pieces (a model's text deltas): a secret split across pieces is
+ * still caught. `push` returns what is safe to pass on now; a tail that could be the start of a
+ * secret is held back until the next piece shows what it is, or `end` releases it.
+ */
+export interface TextStream {
+  push(piece: string): string;
+  end(): string;
+}
+
+/**
+ * Values shorter than this are not redacted: they would match ordinary text (a bot token of
+ * "test", a key of "ollama") and no real key is this short.
+ */
+export const MIN_SECRET_CHARS = 8;
+
+export function createRedactor(secrets: readonly Secret[]): Redactor {
+  const patterns: Secret[] = [];
+  const seen = new Set<string>();
+  for (const { name, value } of secrets) {
+    if (value.length < MIN_SECRET_CHARS || seen.has(value)) continue;
+    seen.add(value);
+    patterns.push({ name, value });
+    // As it appears inside a JSON string (the log files are JSON lines).
+    const escaped = JSON.stringify(value).slice(1, -1);
+    if (escaped !== value && !seen.has(escaped)) {
+      seen.add(escaped);
+      patterns.push({ name, value: escaped });
+    }
+  }
+  // A secret that contains another is replaced whole.
+  patterns.sort((a, b) => b.value.length - a.value.length);
+  const active = patterns.length > 0;
+
+  const text = (s: string): string => {
+    if (!active) return s;
+    let out = s;
+    for (const { name, value } of patterns) {
+      if (out.includes(value)) out = out.split(value).join(`[redacted: ${name}]`);
+    }
+    return out;
+  };
+
+  const value = <T>(v: T): T => (active ? (redactValue(v, text) as T) : v);
+
+  /** Length of the longest tail of `s` that is the start of a secret (and not a whole one). */
+  const heldTail = (s: string): number => {
+    let held = 0;
+    for (const { value: secret } of patterns) {
+      for (let k = Math.min(secret.length - 1, s.length); k > held; k--) {
+        if (s.endsWith(secret.slice(0, k))) {
+          held = k;
+          break;
+        }
+      }
+    }
+    return held;
+  };
+
+  const stream = (): TextStream => {
+    let pending = "";
+    return {
+      push(piece) {
+        if (!active) return piece;
+        const all = text(pending + piece);
+        const held = heldTail(all);
+        pending = all.slice(all.length - held);
+        return all.slice(0, all.length - held);
+      },
+      end() {
+        const rest = pending;
+        pending = "";
+        return rest;
+      },
+    };
+  };
+
+  return { active, text, value, stream };
+}
+
+/** A copy of `v` with `text` applied to every string, sharing what did not change. */
+function redactValue(v: unknown, text: (s: string) => string): unknown {
+  if (typeof v === "string") return text(v);
+  if (Array.isArray(v)) {
+    let copy: unknown[] | undefined;
+    v.forEach((item, i) => {
+      const next = redactValue(item, text);
+      if (next !== item) {
+        copy ??= v.slice();
+        copy[i] = next;
+      }
+    });
+    return copy ?? v;
+  }
+  if (v !== null && typeof v === "object" && isPlain(v)) {
+    let copy: Record<string, unknown> | undefined;
+    for (const [key, item] of Object.entries(v)) {
+      const next = redactValue(item, text);
+      if (next !== item) {
+        copy ??= { ...v };
+        copy[key] = next;
+      }
+    }
+    return copy ?? v;
+  }
+  return v;
+}
+
+const isPlain = (v: object) => {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+};
+
+/** `logger` with its messages and fields redacted. */
+export function redactLogger(logger: Logger, redactor: Redactor): Logger {
+  if (!redactor.active) return logger;
+  const wrap =
+    (write: (m: string, f?: LogFields) => void) =>
+    (m: string, f?: LogFields): void =>
+      write(redactor.text(m), f && redactor.value(f));
+  return {
+    debug: wrap(logger.debug.bind(logger)),
+    info: wrap(logger.info.bind(logger)),
+    warn: wrap(logger.warn.bind(logger)),
+    error: wrap(logger.error.bind(logger)),
+  };
+}
+
+/**
+ * The secrets guppy holds for this configuration: every setting marked secret (core's and the
+ * app's, from flags, the environment or settings.json), the model's API key, and every
+ * provider key variable pi-ai reads that is set — the variables withheld from tools.
+ */
+export function configuredSecrets(
+  config: GuppyConfig,
+  resolved?: ResolvedModel,
+  env: NodeJS.ProcessEnv = process.env,
+): Secret[] {
+  const secrets: Secret[] = [];
+  const values = config as unknown as Record<string, unknown>;
+  for (const [key, def] of Object.entries(config.settings)) {
+    const value = values[key];
+    if (def.secret && typeof value === "string") secrets.push({ name: def.env ?? key, value });
+  }
+  const provider = resolved?.model.provider;
+  const fromEnv: Secret[] = [];
+  for (const name of withheldEnvNames(provider, secretEnvNames(config.settings))) {
+    const value = env[name];
+    if (name !== "GUPPY_HOME" && value) fromEnv.push({ name, value });
+  }
+  const apiKey = resolved?.apiKey;
+  if (apiKey && !secrets.some((s) => s.value === apiKey)) {
+    secrets.push({
+      name: fromEnv.find((s) => s.value === apiKey)?.name ?? "apiKey",
+      value: apiKey,
+    });
+  }
+  return [...secrets, ...fromEnv];
+}

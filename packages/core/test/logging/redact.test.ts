@@ -1,0 +1,100 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { loadConfig } from "../../src/config/load-config.js";
+import { createLineLogger } from "../../src/logging/logger.js";
+import { configuredSecrets, createRedactor, redactLogger } from "../../src/logging/redact.js";
+
+const KEY = "sk-test-0123456789abcdef";
+const TOKEN = "123456:bot-token-ABCDEFGH";
+
+describe("createRedactor", () => {
+  const redactor = createRedactor([
+    { name: "GUPPY_API_KEY", value: KEY },
+    { name: "GUPPY_TELEGRAM_BOT_TOKEN", value: TOKEN },
+    { name: "SHORT", value: "abc1234" },
+  ]);
+
+  it("replaces every whole secret by its name, two secrets in one text", () => {
+    expect(redactor.text(`key=${KEY} token=${TOKEN} again ${KEY}`)).toBe(
+      "key=[redacted: GUPPY_API_KEY] token=[redacted: GUPPY_TELEGRAM_BOT_TOKEN] again [redacted: GUPPY_API_KEY]",
+    );
+  });
+
+  it("ignores values shorter than 8 characters", () => {
+    expect(redactor.text("code abc1234 stays")).toBe("code abc1234 stays");
+    expect(createRedactor([{ name: "X", value: "short" }]).active).toBe(false);
+  });
+
+  it("catches a secret as it appears inside a JSON string", () => {
+    const odd = createRedactor([{ name: "ODD", value: 'pa"ss\\word-123' }]);
+    expect(odd.text(JSON.stringify({ v: 'x pa"ss\\word-123 y' }))).toBe(
+      '{"v":"x [redacted: ODD] y"}',
+    );
+  });
+
+  it("redacts every string of a value without touching the original", () => {
+    const message = { role: "toolResult", content: [{ type: "text", text: `out ${KEY}` }], n: 1 };
+    const redacted = redactor.value(message);
+    expect(redacted.content[0]?.text).toBe("out [redacted: GUPPY_API_KEY]");
+    expect(message.content[0]?.text).toBe(`out ${KEY}`);
+    const clean = { a: ["x", { b: "y" }] };
+    expect(redactor.value(clean)).toBe(clean);
+  });
+
+  it("catches a secret split across stream pieces and releases the held tail at the end", () => {
+    const stream = redactor.stream();
+    const pieces = ["Your key is sk-te", "st-01234", "56789abc", "def and tok", "en 123456:b"];
+    let out = "";
+    for (const piece of pieces) {
+      const passed = stream.push(piece);
+      expect(passed).not.toContain("sk-te");
+      out += passed;
+    }
+    out += stream.push("ot-token-ABCDEFGH. Bye sk-");
+    out += stream.end();
+    expect(out).toBe(
+      "Your key is [redacted: GUPPY_API_KEY] and token [redacted: GUPPY_TELEGRAM_BOT_TOKEN]. Bye sk-",
+    );
+  });
+
+  it("passes ordinary text on at once", () => {
+    const stream = redactor.stream();
+    expect(stream.push("Hello there")).toBe("Hello there");
+    expect(stream.push(", friend.")).toBe(", friend.");
+    expect(stream.end()).toBe("");
+  });
+
+  it("redacts a logger's messages and fields", () => {
+    const lines: string[] = [];
+    const logger = redactLogger(
+      createLineLogger({ level: "debug", write: (l) => lines.push(l) }),
+      redactor,
+    );
+    logger.warn(`bad key ${KEY}`, { error: `401 for ${TOKEN}` });
+    expect(lines).toEqual([
+      'guppy: warning: bad key [redacted: GUPPY_API_KEY] {"error":"401 for [redacted: GUPPY_TELEGRAM_BOT_TOKEN]"}',
+    ]);
+  });
+});
+
+describe("configuredSecrets", () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  it("names the secret settings and the provider key variables that are set", () => {
+    // pi-ai looks for the provider variables that are set in process.env.
+    vi.stubEnv("ANTHROPIC_API_KEY", "sk-ant-env-0123456789");
+    const config = loadConfig({
+      home: "/nonexistent-guppy-home",
+      flags: { apiKey: KEY, model: "anthropic/claude-sonnet-4-5" },
+      env: { ANTHROPIC_API_KEY: "sk-ant-env-0123456789" },
+    });
+    const secrets = configuredSecrets(config, undefined, {
+      ANTHROPIC_API_KEY: "sk-ant-env-0123456789",
+      GUPPY_HOME: "/home/someone/.guppy",
+      PATH: "/usr/bin",
+    });
+    expect(secrets).toEqual([
+      { name: "GUPPY_API_KEY", value: KEY },
+      { name: "ANTHROPIC_API_KEY", value: "sk-ant-env-0123456789" },
+    ]);
+  });
+});
