@@ -211,8 +211,16 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
       await channel.chat.processMessage(rec.adapter, group, message);
       await channel.bridge.idle();
     };
+    const before = llm.requests().length;
     await say("UO", "please do the long-task");
-    for (let i = 0; i < 200 && runtime.orchestrator.status(group).state !== "running"; i++) {
+    // Running, and its request seen by the mock (a request still on its way when this test
+    // ends would be counted as the next test's).
+    for (
+      let i = 0;
+      i < 200 &&
+      (runtime.orchestrator.status(group).state !== "running" || llm.requests().length === before);
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(runtime.orchestrator.status(group).state).toBe("running");
