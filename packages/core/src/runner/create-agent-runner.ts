@@ -43,6 +43,12 @@ export interface AgentRunnerOptions {
   toolsFor?: (role: Role) => AgentTool[];
   maxToolRounds: number;
   maxRetries: number;
+  /** A provider's `retry-after` longer than this fails the request at once (default 60). */
+  maxRetryWaitSeconds?: number;
+  /** Characters past which an answer is cut (default: no limit). */
+  maxAnswerChars?: number;
+  /** First retry backoff step in ms (tests; default 500). */
+  retryBaseDelayMs?: number;
   /**
    * Seconds a model's answer may send nothing before the request is stopped and the run ends
    * with an error (0 or absent: never).
@@ -122,6 +128,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     stream: createStreamFn({
       apiKey: options.apiKey,
       maxRetries: options.maxRetries,
+      maxRetryWaitSeconds: options.maxRetryWaitSeconds,
+      maxAnswerChars: options.maxAnswerChars,
+      retryBaseDelayMs: options.retryBaseDelayMs,
       base: options.baseStreamFn,
       idleTimeoutMs,
     }),
@@ -180,6 +189,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       apiKey: options.apiKey,
       maxTokens: options.maxTokens,
       maxRetries: options.maxRetries,
+      maxRetryWaitSeconds: options.maxRetryWaitSeconds,
+      maxAnswerChars: options.maxAnswerChars,
+      retryBaseDelayMs: options.retryBaseDelayMs,
       base: options.baseStreamFn,
       intercept: (m) =>
         run.limitReached ? syntheticAssistantMessage(m, toolRoundsNote(run.toolRounds)) : undefined,
