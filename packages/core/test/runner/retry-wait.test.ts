@@ -63,7 +63,9 @@ describe("model requests against a misbehaving provider (real HTTP)", () => {
     maxTokens: 1000,
   });
 
-  const runner = (extra: { maxRetries?: number; maxAnswerChars?: number } = {}) =>
+  const runner = (
+    extra: { maxRetries?: number; maxAnswerChars?: number; idleSeconds?: number } = {},
+  ) =>
     createAgentRunner({
       threadId: "cli:local:retry",
       store,
@@ -76,7 +78,7 @@ describe("model requests against a misbehaving provider (real HTTP)", () => {
       maxRetryWaitSeconds: 60,
       maxAnswerChars: extra.maxAnswerChars ?? 200_000,
       retryBaseDelayMs: 20,
-      streamIdleTimeoutSeconds: 300,
+      streamIdleTimeoutSeconds: extra.idleSeconds ?? 300,
     });
 
   it("fails at once when the provider asks to wait longer than GUPPY_MAX_RETRY_WAIT_SECONDS", async () => {
@@ -187,6 +189,25 @@ describe("model requests against a misbehaving provider (real HTTP)", () => {
     expect(result.stopReason).toBe("aborted");
     expect(result.text).toBe("partial");
     expect(Date.now() - abortedAt).toBeLessThan(1_000);
+  });
+
+  it("the idle watch ends a run whose provider never answers, and one waiting to retry", async () => {
+    behaviour = () => {};
+    let t0 = Date.now();
+    let result = await runner({ idleSeconds: 1 }).prompt({ text: "hi" });
+    expect(Date.now() - t0).toBeLessThan(2_500);
+    expect(result.stopReason).toBe("error");
+    expect(result.errorMessage).toContain("GUPPY_STREAM_IDLE_TIMEOUT_SECONDS");
+
+    behaviour = (_n, _req, res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "30" });
+      res.end(JSON.stringify({ error: { message: "Rate limited" } }));
+    };
+    t0 = Date.now();
+    result = await runner({ idleSeconds: 1 }).prompt({ text: "hi" });
+    expect(Date.now() - t0).toBeLessThan(2_500);
+    expect(result.stopReason).toBe("error");
+    expect(result.errorMessage).toContain("GUPPY_STREAM_IDLE_TIMEOUT_SECONDS");
   });
 
   it("cuts an answer past GUPPY_MAX_ANSWER_CHARS, keeps what came and says why", async () => {
