@@ -58,6 +58,7 @@ export function retryingStream(
       if (signal?.aborted) own.abort();
       else signal?.addEventListener("abort", relay, { once: true });
       let failure: AssistantMessage | undefined;
+      let seen: ReturnType<typeof takeResponse>;
       try {
         const inner = await send({
           ...request,
@@ -68,8 +69,8 @@ export function retryingStream(
         failure = await pump(inner, out, own, policy.maxAnswerChars);
       } finally {
         signal?.removeEventListener("abort", relay);
+        seen = takeResponse(id);
       }
-      const seen = takeResponse(id);
       if (!failure) return;
       if (signal?.aborted || failure.stopReason === "aborted") return finish(aborted(failure));
       const status = seen?.status ?? statusIn(failure.errorMessage);

@@ -50,12 +50,12 @@ describe("model requests against a misbehaving provider (real HTTP)", () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  const model = (): Model<Api> => ({
+  const model = (api: Api = "openai-completions"): Model<Api> => ({
     id: "m",
     name: "m",
-    api: "openai-completions",
+    api,
     provider: "test",
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}${api === "anthropic-messages" ? "" : "/v1"}`,
     reasoning: false,
     input: ["text"],
     cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
@@ -64,12 +64,12 @@ describe("model requests against a misbehaving provider (real HTTP)", () => {
   });
 
   const runner = (
-    extra: { maxRetries?: number; maxAnswerChars?: number; idleSeconds?: number } = {},
+    extra: { maxRetries?: number; maxAnswerChars?: number; idleSeconds?: number; api?: Api } = {},
   ) =>
     createAgentRunner({
       threadId: "cli:local:retry",
       store,
-      model: model(),
+      model: model(extra.api),
       apiKey: "k",
       systemPrompt: "test",
       tools: [],
@@ -95,6 +95,22 @@ describe("model requests against a misbehaving provider (real HTTP)", () => {
     expect(result.errorMessage).toContain(
       "the provider asked to wait 3600 s before retrying, more than GUPPY_MAX_RETRY_WAIT_SECONDS (60)",
     );
+  });
+
+  it("reads retry-after from an Anthropic Messages endpoint too", async () => {
+    behaviour = (_n, _req, res) => {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "3600" });
+      res.end(
+        JSON.stringify({
+          type: "error",
+          error: { type: "rate_limit_error", message: "Slow down" },
+        }),
+      );
+    };
+    const result = await runner({ api: "anthropic-messages" }).prompt({ text: "hi" });
+    expect(requests).toBe(1);
+    expect(result.stopReason).toBe("error");
+    expect(result.errorMessage).toContain("the provider asked to wait 3600 s before retrying");
   });
 
   it("retries a 429 after the retry-after it gave and answers", async () => {
