@@ -84,7 +84,9 @@ export function retryingStream(
         const message = `${failure.errorMessage ?? `HTTP ${status}`}: the provider asked to wait ${Math.ceil(asked / 1000)} s before retrying, more than GUPPY_MAX_RETRY_WAIT_SECONDS (${policy.maxRetryWaitSeconds})`;
         return finish(errorEvent({ ...failure, errorMessage: message }));
       }
-      const wait = asked ?? backoff(attempt, policy.baseDelayMs ?? 500);
+      const wait =
+        asked ??
+        Math.min(backoff(attempt, policy.baseDelayMs ?? 500), policy.maxRetryWaitSeconds * 1000);
       if (!(await sleep(wait, signal))) return finish(aborted(failure));
     }
   };
