@@ -26,6 +26,7 @@ import {
 import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
 import { createLoopAgent } from "./loop-agent.js";
 import { isAssistant, oneLine } from "./message-text.js";
+import type { RetryNotice } from "./retry-stream.js";
 
 export interface AgentRunnerOptions {
   threadId: string;
@@ -95,6 +96,14 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   /** Aborts a compaction made outside the agent loop (/compact, overflow recovery). */
   let compacting: AbortController | undefined;
   const idleTimeoutMs = (options.streamIdleTimeoutSeconds ?? 0) * 1000;
+  const onRetry = (retry: RetryNotice) =>
+    logger.warn(
+      `Model request of ${threadId} failed; retry ${retry.attempt} of ${options.maxRetries} in ${(retry.waitMs / 1000).toFixed(1)} s`,
+      {
+        ...(retry.status !== undefined ? { status: retry.status } : {}),
+        error: oneLine(retry.error).slice(0, 300),
+      },
+    );
   let totals = loaded.reduce(
     (acc, m) => (isAssistant(m) && m.usage ? addUsage(acc, m.usage) : acc),
     // A compacted context carries the usage of what it no longer holds.
@@ -131,6 +140,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       maxRetryWaitSeconds: options.maxRetryWaitSeconds,
       maxAnswerChars: options.maxAnswerChars,
       retryBaseDelayMs: options.retryBaseDelayMs,
+      onRetry,
       base: options.baseStreamFn,
       idleTimeoutMs,
     }),
@@ -192,6 +202,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       maxRetryWaitSeconds: options.maxRetryWaitSeconds,
       maxAnswerChars: options.maxAnswerChars,
       retryBaseDelayMs: options.retryBaseDelayMs,
+      onRetry,
       base: options.baseStreamFn,
       intercept: (m) =>
         run.limitReached ? syntheticAssistantMessage(m, toolRoundsNote(run.toolRounds)) : undefined,

@@ -9,7 +9,7 @@ import {
   streamSimple,
 } from "@mariozechner/pi-ai";
 import { zeroUsage } from "./message-text.js";
-import { retryingStream } from "./retry-stream.js";
+import { type RetryNotice, retryingStream } from "./retry-stream.js";
 
 export interface StreamFnOptions {
   apiKey?: string;
@@ -25,6 +25,8 @@ export interface StreamFnOptions {
   maxAnswerChars?: number;
   /** First backoff step in ms (tests). */
   retryBaseDelayMs?: number;
+  /** Told before each retry's wait. */
+  onRetry?: (retry: RetryNotice) => void;
   cacheRetention?: CacheRetention;
   /** When it returns a message, that message is the answer and no request is made. */
   intercept?: (model: Model<Api>) => AssistantMessage | undefined;
@@ -72,6 +74,7 @@ export function createStreamFn(options: StreamFnOptions): StreamFn {
       maxRetryWaitSeconds: options.maxRetryWaitSeconds ?? 60,
       maxAnswerChars: options.maxAnswerChars ?? 0,
       baseDelayMs: options.retryBaseDelayMs,
+      onRetry: options.onRetry,
     };
     const send = (req: typeof request) =>
       retryingStream((r) => base(model, context, r), req, policy);

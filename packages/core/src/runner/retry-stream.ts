@@ -19,6 +19,16 @@ export interface RetryPolicy {
   maxAnswerChars: number;
   /** First backoff step in ms (0.5 s; tests shorten it). */
   baseDelayMs?: number;
+  /** Told before each wait (the gateway log says why a run is quiet). */
+  onRetry?: (retry: RetryNotice) => void;
+}
+
+export interface RetryNotice {
+  /** 1 for the first retry. */
+  attempt: number;
+  status?: number;
+  waitMs: number;
+  error: string;
 }
 
 const MAX_BACKOFF_MS = 8_000;
@@ -87,6 +97,12 @@ export function retryingStream(
       const wait =
         asked ??
         Math.min(backoff(attempt, policy.baseDelayMs ?? 500), policy.maxRetryWaitSeconds * 1000);
+      policy.onRetry?.({
+        attempt: attempt + 1,
+        ...(status !== undefined ? { status } : {}),
+        waitMs: Math.round(wait),
+        error: failure.errorMessage ?? "",
+      });
       if (!(await sleep(wait, signal))) return finish(aborted(failure));
     }
   };

@@ -99,7 +99,7 @@ describe("a provider that asks guppy to wait (guppy serve)", () => {
 
   it("a retry-after past GUPPY_MAX_RETRY_WAIT_SECONDS fails at once; abort ends a retry wait at once", async () => {
     let respond = hello;
-    const { llm, s } = await setup((res) => respond(res));
+    const { llm, home, s } = await setup((res) => respond(res));
     const id = "http:api:wait";
     await warmUp(s, id);
     respond = rateLimited(3600);
@@ -134,6 +134,10 @@ describe("a provider that asks guppy to wait (guppy serve)", () => {
       "the provider asked to wait 3600 s before retrying, more than GUPPY_MAX_RETRY_WAIT_SECONDS (60)",
     );
     expect(stream[1]).toMatchObject({ stop_reason: "aborted" });
+    // The gateway log says why the run was quiet.
+    expect(readFileSync(join(home, "logs", "gateway.log"), "utf8")).toMatch(
+      /Model request of http:api:wait failed; retry 1 of 3 in 50\.0 s/,
+    );
     expect(llm.requests()).toBe(3);
   });
 
