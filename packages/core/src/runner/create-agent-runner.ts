@@ -96,8 +96,9 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   /** Aborts a compaction made outside the agent loop (/compact, overflow recovery). */
   let compacting: AbortController | undefined;
   const idleTimeoutMs = (options.streamIdleTimeoutSeconds ?? 0) * 1000;
+  // Info, not a warning: a retry that works is routine (`chat -m` prints warnings).
   const onRetry = (retry: RetryNotice) =>
-    logger.warn(
+    logger.info(
       `Model request of ${threadId} failed; retry ${retry.attempt} of ${options.maxRetries} in ${(retry.waitMs / 1000).toFixed(1)} s`,
       {
         ...(retry.status !== undefined ? { status: retry.status } : {}),
