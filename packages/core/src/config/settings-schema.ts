@@ -32,6 +32,8 @@ export interface ConfigValues {
   toolResultMaxChars: number;
   bashTimeoutSeconds: number;
   maxRetries: number;
+  maxRetryWaitSeconds: number;
+  maxAnswerChars: number;
   streamIdleTimeoutSeconds: number;
   debug: boolean;
   timezone?: string;
@@ -140,7 +142,21 @@ export const settingsSchema: SettingsSchema = {
     env: "GUPPY_MAX_RETRIES",
     parse: integerValue(0, 10),
     default: 3,
-    description: "Retries on 429/5xx/network errors, with backoff honouring retry-after",
+    description: "Retries on 408/409/429/5xx/network errors, with backoff honouring retry-after",
+  },
+  maxRetryWaitSeconds: {
+    env: "GUPPY_MAX_RETRY_WAIT_SECONDS",
+    parse: integerValue(0, 3600),
+    default: 60,
+    description:
+      "Longest wait before a retry: a provider asking (retry-after) for longer fails the request at once",
+  },
+  maxAnswerChars: {
+    env: "GUPPY_MAX_ANSWER_CHARS",
+    parse: integerValue(1000, 100_000_000),
+    default: 200_000,
+    description:
+      "An answer longer than this (text, thinking and tool-call arguments) is cut there and ends with a note",
   },
   streamIdleTimeoutSeconds: {
     env: "GUPPY_STREAM_IDLE_TIMEOUT_SECONDS",

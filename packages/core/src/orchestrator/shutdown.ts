@@ -8,6 +8,9 @@ import type { ThreadActor } from "./thread-actor.js";
 export const RESTART_NOTICE =
   "guppy is restarting: your message is saved and will be answered when it is back.";
 
+/** How long runs aborted at the end of the grace period may take to end (and be saved). */
+export const ABORT_WAIT_MS = 3000;
+
 /**
  * Lets running turns finish for up to `graceMs`, then aborts them (and any /compact, which holds
  * the prompts behind it), saves every actor's cursor and figures and closes the inbox. Prompts not
@@ -41,7 +44,23 @@ export async function shutdownActors(
         actor.runner?.abort();
       }
     }
-    await drains();
+    // An aborted run ends within a second whatever it waits on (a retry's wait, the provider, a
+    // tool); one that still does not is left behind: its prompt has no `done` line, so the next
+    // start reports it as interrupted, and the process still exits.
+    let abortTimer: NodeJS.Timeout | undefined;
+    const abortOver = new Promise<"timeout">((resolve) => {
+      abortTimer = setTimeout(() => resolve("timeout"), ABORT_WAIT_MS);
+    });
+    const ended = await Promise.race([drains().then(() => "drained" as const), abortOver]);
+    clearTimeout(abortTimer);
+    if (ended === "timeout") {
+      for (const actor of actors.values()) {
+        if (actor.running || actor.compacting)
+          host.logger.warn(
+            `The run of ${actor.threadId} did not end within ${ABORT_WAIT_MS / 1000} s of its abort; stopping without it (its prompt is reported as interrupted at the next start)`,
+          );
+      }
+    }
   }
   for (const actor of actors.values()) actor.save();
   host.inbox.close();

@@ -29,6 +29,7 @@ import {
 import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
 import { createLoopAgent } from "./loop-agent.js";
 import { isAssistant, oneLine } from "./message-text.js";
+import type { RetryNotice } from "./retry-stream.js";
 
 export interface AgentRunnerOptions {
   threadId: string;
@@ -46,6 +47,12 @@ export interface AgentRunnerOptions {
   toolsFor?: (role: Role) => AgentTool[];
   maxToolRounds: number;
   maxRetries: number;
+  /** A provider's `retry-after` longer than this fails the request at once (default 60). */
+  maxRetryWaitSeconds?: number;
+  /** Characters past which an answer is cut (default: no limit). */
+  maxAnswerChars?: number;
+  /** First retry backoff step in ms (tests; default 500). */
+  retryBaseDelayMs?: number;
   /**
    * Seconds a model's answer may send nothing before the request is stopped and the run ends
    * with an error (0 or absent: never).
@@ -99,6 +106,15 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   /** Aborts a compaction made outside the agent loop (/compact, overflow recovery). */
   let compacting: AbortController | undefined;
   const idleTimeoutMs = (options.streamIdleTimeoutSeconds ?? 0) * 1000;
+  // Info, not a warning: a retry that works is routine (`chat -m` prints warnings).
+  const onRetry = (retry: RetryNotice) =>
+    logger.info(
+      `Model request of ${threadId} failed; retry ${retry.attempt} of ${options.maxRetries} in ${(retry.waitMs / 1000).toFixed(1)} s`,
+      {
+        ...(retry.status !== undefined ? { status: retry.status } : {}),
+        error: oneLine(retry.error).slice(0, 300),
+      },
+    );
   let totals = loaded.reduce(
     (acc, m) => (isAssistant(m) && m.usage ? addUsage(acc, m.usage) : acc),
     // A compacted context carries the usage of what it no longer holds.
@@ -132,6 +148,10 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     stream: createStreamFn({
       apiKey: options.apiKey,
       maxRetries: options.maxRetries,
+      maxRetryWaitSeconds: options.maxRetryWaitSeconds,
+      maxAnswerChars: options.maxAnswerChars,
+      retryBaseDelayMs: options.retryBaseDelayMs,
+      onRetry,
       base: baseStreamFn,
       idleTimeoutMs,
     }),
@@ -191,6 +211,10 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       apiKey: options.apiKey,
       maxTokens: options.maxTokens,
       maxRetries: options.maxRetries,
+      maxRetryWaitSeconds: options.maxRetryWaitSeconds,
+      maxAnswerChars: options.maxAnswerChars,
+      retryBaseDelayMs: options.retryBaseDelayMs,
+      onRetry,
       base: baseStreamFn,
       intercept: (m) =>
         run.limitReached ? syntheticAssistantMessage(m, toolRoundsNote(run.toolRounds)) : undefined,

@@ -9,12 +9,24 @@ import {
   streamSimple,
 } from "@mariozechner/pi-ai";
 import { zeroUsage } from "./message-text.js";
+import { type RetryNotice, retryingStream } from "./retry-stream.js";
 
 export interface StreamFnOptions {
   apiKey?: string;
   maxTokens?: number;
-  /** Client-side retries on 429/5xx/network errors (the provider SDKs back off and honour retry-after). */
+  /**
+   * Retries on 408/409/429/5xx and connection errors, made here (retry-stream.ts) with an
+   * abortable wait; the provider SDKs get none of their own.
+   */
   maxRetries: number;
+  /** A `retry-after` longer than this fails the request at once (default 60). */
+  maxRetryWaitSeconds?: number;
+  /** An answer longer than this (text, thinking, tool-call arguments) is cut (0: no limit). */
+  maxAnswerChars?: number;
+  /** First backoff step in ms (tests). */
+  retryBaseDelayMs?: number;
+  /** Told before each retry's wait. */
+  onRetry?: (retry: RetryNotice) => void;
   cacheRetention?: CacheRetention;
   /** When it returns a message, that message is the answer and no request is made. */
   intercept?: (model: Model<Api>) => AssistantMessage | undefined;
@@ -34,7 +46,7 @@ export interface StreamFnOptions {
 
 /**
  * The stream function handed to pi-agent-core's loop: adds what the loop does not forward
- * (reply limit, retries, API key, cache markers) and lets the runner answer without a request
+ * (reply limit, retries with an abortable wait, the answer cap, API key, cache markers) and lets the runner answer without a request
  * (the tool-round limit).
  */
 export function createStreamFn(options: StreamFnOptions): StreamFn {
@@ -55,17 +67,23 @@ export function createStreamFn(options: StreamFnOptions): StreamFn {
       ...streamOptions,
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
-      maxRetries: options.maxRetries,
       cacheRetention: options.cacheRetention ?? "short",
     };
+    const policy = {
+      maxRetries: options.maxRetries,
+      maxRetryWaitSeconds: options.maxRetryWaitSeconds ?? 60,
+      maxAnswerChars: options.maxAnswerChars ?? 0,
+      baseDelayMs: options.retryBaseDelayMs,
+      onRetry: options.onRetry,
+    };
+    const send = (req: typeof request) =>
+      retryingStream((r) => base(model, context, r), req, policy);
     const { idleTimeoutMs, onIdle } = options;
-    if (!idleTimeoutMs) return base(model, context, request);
+    if (!idleTimeoutMs) return send(request);
     if (onIdle)
-      return whenStream(base(model, context, request), (stream) =>
-        watchStreamIdle(stream, idleTimeoutMs, onIdle),
-      );
+      return whenStream(send(request), (stream) => watchStreamIdle(stream, idleTimeoutMs, onIdle));
     return stopWhenQuiet(
-      (signal) => base(model, context, { ...request, signal }),
+      (signal) => send({ ...request, signal }),
       streamOptions?.signal,
       idleTimeoutMs,
     );

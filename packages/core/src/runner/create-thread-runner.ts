@@ -95,6 +95,8 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     apiKey: resolved.apiKey,
     maxTokens: resolved.maxTokens,
     maxRetries: config.maxRetries,
+    maxRetryWaitSeconds: config.maxRetryWaitSeconds,
+    maxAnswerChars: config.maxAnswerChars,
     streamIdleTimeoutSeconds: config.streamIdleTimeoutSeconds,
     maxToolRounds: config.maxToolRounds,
     compactReserveTokens: config.compactReserveTokens,

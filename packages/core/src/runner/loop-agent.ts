@@ -9,6 +9,7 @@ import {
   type StreamFn,
 } from "@mariozechner/pi-agent-core";
 import type { Api, ImageContent, Model } from "@mariozechner/pi-ai";
+import { abortableTools } from "./abortable-tools.js";
 import { zeroUsage } from "./message-text.js";
 
 /**
@@ -109,7 +110,8 @@ export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
   const context = (copy: boolean): AgentContext => ({
     systemPrompt: state.systemPrompt,
     messages: copy ? state.messages.slice() : state.messages,
-    tools: state.tools,
+    // Each ends soon after an abort, whether it listens to its signal or not.
+    tools: abortableTools(state.tools),
   });
 
   async function run(loop: (signal: AbortSignal) => Promise<unknown>): Promise<void> {

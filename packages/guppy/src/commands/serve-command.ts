@@ -173,6 +173,16 @@ async function shutdown(
   };
   process.once("SIGINT", again);
   process.once("SIGTERM", again);
+  // Whatever still holds the drain (a run that ignored its abort, a channel that will not stop),
+  // the process is gone by grace + 5 s; prompts left without an answer are reported as
+  // interrupted at the next start.
+  setTimeout(() => {
+    const killed = killRunningTrees();
+    gw.logger.warn("shutdown took too long: exiting now", { killed });
+    gw.say(`shutdown took longer than ${config.shutdownGraceSeconds + 5}s: stopping now`);
+    gw.flush();
+    process.exit(ExitCode.interrupted);
+  }, graceMs + 5000).unref();
   // A closed terminal may send SIGHUP twice (the kernel, then the shell to its jobs): it never
   // cuts the drain short, and without a listener node would end the process.
   process.on("SIGHUP", () => {});
