@@ -283,7 +283,14 @@ export type SendResult =
    * message on disk until it is accepted hands it over again after the restart. `heldElsewhere`:
    * another process runs the thread now (a `guppy chat` holds its session).
    */
-  | { status: "refused"; reason: string; shuttingDown?: true; heldElsewhere?: true };
+  | {
+      status: "refused";
+      reason: string;
+      shuttingDown?: true;
+      heldElsewhere?: true;
+      /** The prompt could not be written to the inbox (a full disk): nothing will run it. */
+      unsaved?: true;
+    };
 
 /** What `/new` did: archived the context (its path, when there was one), or nothing (a duplicate). */
 export type ResetResult = { status: "reset"; archived?: string } | { status: "duplicate" };

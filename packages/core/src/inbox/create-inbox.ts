@@ -46,9 +46,12 @@ export interface Inbox {
    * (log, context, tool lines): when it is still deferred, the deferred accepts are written now.
    * A prompt that waited for its slot was written at the end of its turn already, with the rest
    * of that turn's: nothing to do. Never throws (a failure is logged, and `synced` of those
-   * prompts rejects).
+   * prompts rejects). False when the line could not be written (a full disk): the prompt is not
+   * durable, so it must not run — see `unsaved`.
    */
-  written(record: AcceptedRecord): void;
+  written(record: AcceptedRecord): boolean;
+  /** Forgets a prompt whose accepted line never reached the journal (`written` said false). */
+  unsaved(record: AcceptedRecord): void;
   /**
    * A channel message the thread acted on without a prompt (`/new`, `/compact`, steer, abort): its
    * id is kept like an answered prompt's (a `ran` line, a plain append) until the thread is
@@ -276,13 +279,19 @@ export function createInbox(options: {
     },
     written(record) {
       const through = deferredAs.get(record);
-      if (through === undefined) return;
+      if (through === undefined) return true;
       deferredAs.delete(record);
       try {
         journal.flush(through);
       } catch (error) {
         logger.error(`Could not write the inbox journal ${path}`, { error: String(error) });
       }
+      return !journal.lost(through);
+    },
+    unsaved(record) {
+      threads.get(record.threadId)?.pending.delete(record.id);
+      pendingInOrder.delete(record.id);
+      owners.delete(record.id);
     },
     handled(threadId, messageId) {
       progress({ t: "ran", id: newId(), threadId, messageId });

@@ -37,6 +37,11 @@ export interface InboxJournal {
    * `through` is given and the `through`th deferred append (so every one before it) was written.
    */
   flush(through?: number): void;
+  /**
+   * Whether the `n`th deferred append was lost: its write failed (a full disk), so its lines are
+   * not in the file. (Kept for the most recent failures only; an old number reads false.)
+   */
+  lost(n: number): boolean;
   rewrite(records: readonly InboxRecord[]): void;
   close(): void;
 }
@@ -76,6 +81,8 @@ export function openInboxJournal(
   /** `appendDeferred` calls so far, and how many of them were written (or failed to be). */
   let deferred = 0;
   let deferredWritten = 0;
+  /** Ranges [from, to] of deferred appends whose write failed (the latest few). */
+  let lostRanges: Array<[number, number]> = [];
   let scheduled = false;
   /**
    * The fd of the one fsync running, if any: lines written meanwhile wait for it to end. An fd
@@ -149,10 +156,12 @@ export function openInboxJournal(
     const waiters = unwrittenWaiters;
     unwritten = "";
     unwrittenWaiters = [];
+    const from = deferredWritten + 1;
     deferredWritten = deferred;
     try {
       write(text);
     } catch (error) {
+      lostRanges = [...lostRanges.slice(-15), [from, deferred]];
       settle(waiters, error as Error);
       throw error;
     }
@@ -224,6 +233,7 @@ export function openInboxJournal(
     flush(through) {
       if (through === undefined || deferredWritten < through) flush();
     },
+    lost: (n) => lostRanges.some(([from, to]) => n >= from && n <= to),
     rewrite(records) {
       if (closed) throw new Error("the inbox journal is closed");
       // When this fails (a disk too full for the new file) the old file is untouched and this

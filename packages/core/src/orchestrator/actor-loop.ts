@@ -129,8 +129,21 @@ async function runPrompt(host: ActorHost, actor: ActorState, item: QueuedPrompt)
     deliver({ type: "run_end", text: "", stopReason: "error", errorMessage: message });
   };
 
-  // Its accepted line goes to the journal before the run writes anything.
-  inbox.written(record);
+  // Its accepted line goes to the journal before the run writes anything. A prompt that could
+  // not be made durable (a full disk) does not run: it would be lost to a restart, and its
+  // sender was told it failed (HTTP 507) or is told now.
+  if (!inbox.written(record)) {
+    inbox.unsaved(record);
+    logger.error(
+      `A prompt of ${threadId} could not be saved, so it was not run (is the disk full?)`,
+    );
+    host.notify(
+      threadId,
+      handle,
+      "guppy could not save your message (its disk may be full), so it was not run; send it again once there is room.",
+    );
+    return;
+  }
   let runner: AgentRunner;
   try {
     backfill(host, actor, item);

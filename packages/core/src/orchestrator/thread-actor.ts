@@ -116,7 +116,11 @@ export class ThreadActor implements ActorState {
       );
     } catch (error) {
       host.logger.error(`Could not save a prompt for ${threadId}`, { error: String(error) });
-      return { status: "refused", reason: `could not save the message (${String(error)})` };
+      return {
+        status: "refused",
+        reason: `could not save the message (${String(error)})`,
+        unsaved: true,
+      };
     }
     const { record, synced } = accepted;
     synced?.catch((error: unknown) =>

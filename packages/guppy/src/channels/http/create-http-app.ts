@@ -176,11 +176,13 @@ export function createHttpApp(options: HttpAppOptions): Hono {
       try {
         await result.synced;
       } catch (error) {
+        // Not on disk, so not run (the actor checks the same before its run): 507, as WebDAV
+        // says of a server that cannot store what it was sent.
         return jsonError(
           c,
-          500,
-          `The message is queued but could not be synced to disk: ${String(error)}`,
-          "internal_error",
+          507,
+          `The message could not be saved, so it will not be run: ${String(error)}`,
+          "insufficient_storage",
         );
       }
       // `id` is the prompt's: its events carry it as message_id. Its log entry takes the
@@ -200,6 +202,14 @@ export function createHttpApp(options: HttpAppOptions): Hono {
       return jsonError(c, 429, busyMessage(id, result.queued), "busy");
     }
     if (result.status === "refused" && result.heldElsewhere) return heldThread(c, result.reason);
+    if (result.status === "refused" && result.unsaved) {
+      return jsonError(
+        c,
+        507,
+        `The message could not be saved, so it will not be run: ${result.reason}.`,
+        "insufficient_storage",
+      );
+    }
     if (result.status === "duplicate") {
       return jsonError(
         c,
