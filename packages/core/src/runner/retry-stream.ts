@@ -6,6 +6,7 @@ import {
   type AssistantMessageEventStream,
   createAssistantMessageEventStream,
 } from "@mariozechner/pi-ai";
+import { zeroUsage } from "./message-text.js";
 import { REQUEST_ID_HEADER, takeResponse, watchResponse } from "./provider-responses.js";
 
 type StreamRequest = NonNullable<Parameters<StreamFn>[2]>;
@@ -117,14 +118,7 @@ export function retryingStream(
         api: "unknown",
         provider: "unknown",
         model: "unknown",
-        usage: {
-          input: 0,
-          output: 0,
-          cacheRead: 0,
-          cacheWrite: 0,
-          totalTokens: 0,
-          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-        },
+        usage: zeroUsage(),
         stopReason: signal?.aborted ? "aborted" : "error",
         errorMessage: error instanceof Error ? error.message : String(error),
         timestamp: Date.now(),
