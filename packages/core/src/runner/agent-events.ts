@@ -1,5 +1,5 @@
 import type { AgentEvent, AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
-import { streamSimple, type Usage } from "@mariozechner/pi-ai";
+import { type Message, streamSimple, type Usage } from "@mariozechner/pi-ai";
 import { emptyTotals } from "../context/usage-totals.js";
 import type { Redactor } from "../logging/redact.js";
 import { markPromptSourcesStale } from "../prompt/prompt-sources.js";
@@ -154,16 +154,27 @@ export function redactEvents(
  * `base` (pi-ai's streamSimple by default) sending every request with configured secrets taken
  * out of its messages and system prompt: the run's context keeps what the model and tools
  * really said (a tool call runs as asked), the provider never gets a key. Summaries too.
+ * A message is walked once, not at every request of the runs that resend it: its redacted form
+ * is kept beside it (messages are not changed once in the transcript).
  */
 export function redactRequests(redactor: Redactor, base: StreamFn = streamSimple): StreamFn {
   if (!redactor.active) return base;
+  const redacted = new WeakMap<object, Message>();
+  const redact = (message: Message): Message => {
+    let out = redacted.get(message);
+    if (out === undefined) {
+      out = redactor.value(message);
+      redacted.set(message, out);
+    }
+    return out;
+  };
   return (model, context, options) =>
     base(
       model,
       {
         ...context,
         systemPrompt: context.systemPrompt && redactor.text(context.systemPrompt),
-        messages: redactor.value(context.messages),
+        messages: context.messages.map(redact),
       },
       options,
     );
