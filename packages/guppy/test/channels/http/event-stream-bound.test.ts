@@ -1,12 +1,10 @@
 import { connect, type Socket } from "node:net";
 import type { OrchestratorEvent } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  createHttpApp,
-  SUBSCRIBER_BUFFER_BYTES,
-} from "../../../src/channels/http/create-http-app.js";
+import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
 import type { HttpBackend } from "../../../src/channels/http/http-backend.js";
 import { closeHttp, listenHttp } from "../../../src/channels/http/listen-http.js";
+import { SUBSCRIBER_BUFFER_BYTES } from "../../../src/channels/http/thread-events.js";
 
 const TOKEN = "a-token-of-some-length";
 const THREAD = "http:api:events";
