@@ -115,6 +115,17 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         error: oneLine(retry.error).slice(0, 300),
       },
     );
+  // How every model request of this thread is sent (the run's, and compaction summaries'):
+  // key, retries and their waits, the answer cap, secrets taken out.
+  const requests = {
+    apiKey: options.apiKey,
+    maxRetries: options.maxRetries,
+    maxRetryWaitSeconds: options.maxRetryWaitSeconds,
+    maxAnswerChars: options.maxAnswerChars,
+    retryBaseDelayMs: options.retryBaseDelayMs,
+    onRetry,
+    base: baseStreamFn,
+  };
   let totals = loaded.reduce(
     (acc, m) => (isAssistant(m) && m.usage ? addUsage(acc, m.usage) : acc),
     // A compacted context carries the usage of what it no longer holds.
@@ -145,16 +156,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     budget,
     logger,
     // Summary requests: same endpoint, key and retries, no tool-round interception.
-    stream: createStreamFn({
-      apiKey: options.apiKey,
-      maxRetries: options.maxRetries,
-      maxRetryWaitSeconds: options.maxRetryWaitSeconds,
-      maxAnswerChars: options.maxAnswerChars,
-      retryBaseDelayMs: options.retryBaseDelayMs,
-      onRetry,
-      base: baseStreamFn,
-      idleTimeoutMs,
-    }),
+    stream: createStreamFn({ ...requests, idleTimeoutMs }),
     // Before the first run the state has no prompt yet: /status and /compact count the one the
     // run will send.
     systemPrompt: () => agent.state.systemPrompt || currentSystemPrompt(),
@@ -208,14 +210,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       redactor,
     }),
     streamFn: createStreamFn({
-      apiKey: options.apiKey,
+      ...requests,
       maxTokens: options.maxTokens,
-      maxRetries: options.maxRetries,
-      maxRetryWaitSeconds: options.maxRetryWaitSeconds,
-      maxAnswerChars: options.maxAnswerChars,
-      retryBaseDelayMs: options.retryBaseDelayMs,
-      onRetry,
-      base: baseStreamFn,
       intercept: (m) =>
         run.limitReached ? syntheticAssistantMessage(m, toolRoundsNote(run.toolRounds)) : undefined,
       onRequest: events.startThinking,
