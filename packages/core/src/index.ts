@@ -36,6 +36,6 @@ export { type AgentRunnerOptions, createAgentRunner } from "./runner/create-agen
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
 export { createSandbox, type Sandbox, type SandboxConfig } from "./sandbox/sandbox.js";
 export { createStore, type Store } from "./store/create-store.js";
-export { createCoreTools } from "./tools/create-tools.js";
+export { createCoreTools, type ServiceToolName, type ServiceTools } from "./tools/create-tools.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export type * from "./types.js";

@@ -124,6 +124,8 @@ export interface PromptInput {
   userName?: string;
   /** The sender's role (default: owner): the run gets that role's tool set. */
   role?: Role;
+  /** Set when guppy itself sent it (PromptSender.origin): a heartbeat's quiet answer is not kept. */
+  origin?: PromptOrigin;
   /** Its line is in log.jsonl already (a prompt run again after the process died mid-run). */
   logged?: boolean;
   /** This run's events, before the subscribers get them (no subscribe/unsubscribe per run). */
@@ -214,6 +216,17 @@ export interface ThreadHandle {
  */
 export type Role = "owner" | "guest";
 
+/**
+ * Where a prompt came from when no person typed it: a scheduled event (its file's name; `late`:
+ * its time passed while guppy was down), the heartbeat, or subagents' results handed back to
+ * their parent (the children's ids). Absent: a person's message. Kept in the inbox with the
+ * prompt, so a prompt replayed after a restart is still known for what it is.
+ */
+export type PromptOrigin =
+  | { kind: "event"; name: string; late?: true }
+  | { kind: "heartbeat" }
+  | { kind: "subagent"; children: string[] };
+
 /** Who sent a prompt, for log.jsonl and access decisions already taken by the channel. */
 export interface PromptSender {
   messageId?: string;
@@ -221,6 +234,8 @@ export interface PromptSender {
   userName?: string;
   /** The sender's role (default: owner); its run gets that role's tools. */
   role?: Role;
+  /** Set for a prompt guppy itself sends (an event, the heartbeat, subagent results). */
+  origin?: PromptOrigin;
 }
 
 /** A prompt's text and images as its run gets them (see `ActorMessage.content`). */

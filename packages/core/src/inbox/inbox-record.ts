@@ -1,3 +1,5 @@
+import type { PromptOrigin } from "../types.js";
+
 /**
  * One line of the durable inbox (`<home>/inbox.jsonl`, every thread's prompts in one journal). A
  * prompt is `accepted` (fsync'd) before the channel may acknowledge it; `tool` and `done` follow
@@ -19,6 +21,8 @@ export type InboxRecord =
       userName?: string;
       /** Written for a guest only: a prompt without it ran (and runs again) as the owner's. */
       role?: "guest";
+      /** Written for a prompt guppy sent itself (an event, the heartbeat, subagent results). */
+      origin?: PromptOrigin;
     }
   /** Written by earlier versions when a run began; read and ignored (a `tool` line says more). */
   | { t: "started"; id: string; at: string }

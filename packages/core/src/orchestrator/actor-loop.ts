@@ -167,6 +167,7 @@ async function runPrompt(host: ActorHost, actor: ActorState, item: QueuedPrompt)
       userId: record.userId,
       userName: record.userName,
       role: record.role ?? "owner",
+      ...(record.origin ? { origin: record.origin } : {}),
       ...(logged ? { logged } : {}),
       onEvent: deliver,
     });

@@ -111,6 +111,7 @@ export class ThreadActor implements ActorState {
           ...(message.userId ? { userId: message.userId } : {}),
           ...(message.userName ? { userName: message.userName } : {}),
           ...(message.role === "guest" ? { role: "guest" as const } : {}),
+          ...(message.origin ? { origin: message.origin } : {}),
         },
         message.deferSync === true,
       );

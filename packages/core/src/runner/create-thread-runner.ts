@@ -18,7 +18,7 @@ import {
 import { sandboxPathPolicy } from "../sandbox/thread-view.js";
 import type { Store } from "../store/create-store.js";
 import { ATTACHMENTS_DIR, parseThreadId } from "../store/thread-layout.js";
-import { createRoleTools } from "../tools/create-tools.js";
+import { createRoleTools, type ServiceTools } from "../tools/create-tools.js";
 import type { ToolContext } from "../tools/tool-context.js";
 import { guestPathPolicy } from "../tools/tool-policy.js";
 import type { AgentRunner, ThreadHandle } from "../types.js";
@@ -42,6 +42,8 @@ export interface ThreadRunnerOptions {
   baseStreamFn?: StreamFn;
   /** The thread's channel handle; when given, the `upload` tool is added (files back to the chat). */
   threadHandle?: () => ThreadHandle | undefined;
+  /** Tools the app's services make for this thread (schedule, send_message, spawn, subagent). */
+  services?: ServiceTools;
 }
 
 /** Everything a thread needs to run: its tools (bound to its workspace), system prompt and runner. */
@@ -78,6 +80,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       }),
     },
     thread: options.threadHandle,
+    services: options.services,
     channel: parseThreadId(threadId).adapter,
     policy: config.tools,
   });

@@ -13,10 +13,21 @@ import {
 import { createUploadTool } from "./upload-tool.js";
 import { createWriteTool } from "./write-tool.js";
 
+/** The built-in tools the app's services make (they need more than a thread's ToolContext). */
+export type ServiceToolName = "schedule" | "send_message" | "spawn" | "subagent";
+
+/**
+ * The service tools for one thread, each made on demand; a name left out is a tool the thread
+ * does not have (not wired by the app, or — a subagent's — not allowed: no nesting).
+ */
+export type ServiceTools = Partial<Record<ServiceToolName, () => AgentTool>>;
+
 /** The thread a tool is made for, beyond its ToolContext. */
 interface ToolThread {
   /** The thread's channel handle, when it lives on a channel (the `upload` tool needs one). */
   thread?: () => ThreadHandle | undefined;
+  /** Tools made by the app's services for this thread. */
+  services?: ServiceTools;
 }
 
 /** How each built-in tool (tool-policy.ts lists them) is made; undefined where a thread cannot have it. */
@@ -35,6 +46,10 @@ const factories: {
       sandbox: ctx.sandbox,
       thread: on.thread,
     }) as AgentTool),
+  schedule: (_ctx, on) => on.services?.schedule?.(),
+  send_message: (_ctx, on) => on.services?.send_message?.(),
+  spawn: (_ctx, on) => on.services?.spawn?.(),
+  subagent: (_ctx, on) => on.services?.subagent?.(),
 };
 
 /** The built-in tools of `names` a thread can have, made for `ctx`, in the order the names come. */

@@ -17,6 +17,11 @@ export const builtinTools = {
   write: { guest: false },
   edit: { guest: false },
   upload: { guest: false },
+  // Made by the app's services (ServiceTools), where it wires them: events, messaging, subagents.
+  schedule: { guest: false },
+  send_message: { guest: false },
+  spawn: { guest: false },
+  subagent: { guest: false },
 } as const satisfies Record<string, { guest: boolean }>;
 
 export type BuiltinToolName = keyof typeof builtinTools;

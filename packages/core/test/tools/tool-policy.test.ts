@@ -20,6 +20,10 @@ describe("tool policy: each role's tools per channel", () => {
       "write",
       "edit",
       "upload",
+      "schedule",
+      "send_message",
+      "spawn",
+      "subagent",
     ]);
     expect(toolNamesFor(undefined, "telegram", "guest", all)).toEqual(["read"]);
     // Only what the thread can have at all: no upload where the channel takes no files.
@@ -51,6 +55,10 @@ describe("tool policy: each role's tools per channel", () => {
       "write",
       "edit",
       "upload",
+      "schedule",
+      "send_message",
+      "spawn",
+      "subagent",
     ]);
     const both: ToolPolicySettings = {
       http: { guest: { allow: ["read", "bash"], deny: ["bash"] } },
@@ -105,7 +113,7 @@ describe("the tools setting in settings.json", () => {
 
   it("refuses an unknown tool with a did-you-mean, naming where it is", () => {
     expect(failure({ telegram: { guest: { allow: ["bsh"] } } })).toMatch(
-      /^Invalid setting in \S+settings\.json: tools\.telegram\.guest\.allow: unknown tool "bsh" — did you mean "bash"\? \(tools: bash, read, write, edit, upload\)$/,
+      /^Invalid setting in \S+settings\.json: tools\.telegram\.guest\.allow: unknown tool "bsh" — did you mean "bash"\? \(tools: bash, read, write, edit, upload, schedule, send_message, spawn, subagent\)$/,
     );
     expect(failure({ cli: { owner: { deny: ["rm"] } } })).toContain(
       'tools.cli.owner.deny: unknown tool "rm" (tools:',

@@ -30,15 +30,15 @@ describe("the tools setting", () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.split("\n").filter((line) => /^tools \S+ (owner|guest): /.test(line));
     expect(lines).toEqual([
-      "tools cli owner: bash, read, write, edit",
+      "tools cli owner: bash, read, write, edit, schedule, send_message, spawn, subagent",
       "tools cli guest: read",
-      "tools http owner: bash, read, write, edit, upload",
+      "tools http owner: bash, read, write, edit, upload, schedule, send_message, spawn, subagent",
       "tools http guest: read",
-      "tools telegram owner: read, write, edit, upload",
+      "tools telegram owner: read, write, edit, upload, schedule, send_message, spawn, subagent",
       "tools telegram guest: read",
-      "tools slack owner: bash, read, write, edit, upload",
+      "tools slack owner: bash, read, write, edit, upload, schedule, send_message, spawn, subagent",
       "tools slack guest: read",
-      "tools discord owner: bash, read, write, edit, upload",
+      "tools discord owner: bash, read, write, edit, upload, schedule, send_message, spawn, subagent",
       "tools discord guest: read",
     ]);
     // The setting's own row: no variable, the value as JSON, from settings.json.
@@ -50,7 +50,7 @@ describe("the tools setting", () => {
   it.each([
     [
       { telegram: { guest: { allow: ["bsh"] } } },
-      'tools.telegram.guest.allow: unknown tool "bsh" — did you mean "bash"? (tools: bash, read, write, edit, upload)',
+      'tools.telegram.guest.allow: unknown tool "bsh" — did you mean "bash"? (tools: bash, read, write, edit, upload, schedule, send_message, spawn, subagent)',
     ],
     [
       { telegarm: { guest: { allow: ["read"] } } },
