@@ -7,10 +7,15 @@ import type {
 /**
  * The wire APIs whose pi-ai provider sets the answer's `stopReason` only when the provider said
  * why the answer ended (Chat Completions' `finish_reason`, Anthropic's `message_delta`
- * `stop_reason`, the Responses API's `response.completed`). Other providers (the faux one in
- * tests, Google's, Bedrock's) are not judged.
+ * `stop_reason`, the Responses API's `response.completed`, Azure's too). Other providers (the
+ * faux one in tests, Google's, Bedrock's, Codex's) are not judged.
  */
-const JUDGED_APIS = new Set(["openai-completions", "anthropic-messages", "openai-responses"]);
+const JUDGED_APIS = new Set([
+  "openai-completions",
+  "anthropic-messages",
+  "openai-responses",
+  "azure-openai-responses",
+]);
 
 /**
  * What pi-ai's Anthropic provider throws when a stream that started ends before `message_stop`
