@@ -46,10 +46,9 @@ const RETRYABLE_STATUS = new Set([408, 409, 429]);
  * for whatever `retry-after` says (an hour for 3600) on a timer the abort signal does not reach.
  * A request is retried when it failed with 408, 409, 429 or 5xx, or at the connection, before any
  * of its answer was delivered (`start` and opened blocks are held back until the first delta);
- * the wait is
- * what the provider asked for (`retry-after-ms`, `retry-after`) or a jittered backoff of
- * 0.5 s·2^n up to 8 s, and ends at once on abort (the answer then ends as aborted). A provider
- * asking for more than `maxRetryWaitSeconds` fails the request at once, saying so.
+ * the wait is what the provider asked for (`retry-after-ms`, `retry-after`) or a jittered
+ * backoff of 0.5 s·2^n up to 8 s, and ends at once on abort (the answer then ends as aborted).
+ * A provider asking for more than `maxRetryWaitSeconds` fails the request at once, saying so.
  *
  * A stream that ends without a finish reason (stream-end.ts) is a cut answer, never a whole one:
  * retried like a dropped connection when nothing of it was delivered, else kept as an answer
