@@ -248,5 +248,33 @@ describe.each<WireApi>(["openai-completions", "anthropic-messages", "openai-resp
       expect(Object.getOwnPropertyDescriptor(stored, "stopReason")).toHaveProperty("value");
       expect(JSON.stringify(store.readLog(threadId))).toContain("half an ans");
     });
+
+    it.runIf(api === "openai-completions")(
+      "cut after a tool call's arguments: the call is not run, the answer ends in error",
+      async () => {
+        behaviour = () =>
+          wire.opening +
+          completionsChunk(
+            {
+              tool_calls: [
+                {
+                  index: 0,
+                  id: "call_1",
+                  type: "function",
+                  function: { name: "bash", arguments: '{"command":"echo hi"}' },
+                },
+              ],
+            },
+            null,
+          );
+        const result = await runner().prompt({ text: "hi" });
+        expect(requests).toBe(1);
+        expect(result.stopReason).toBe("error");
+        expect(result.errorMessage).toContain("cut off mid-stream");
+        const stored = lastAnswer();
+        expect(stored?.stopReason).toBe("error");
+        expect(stored?.content).toMatchObject([{ type: "toolCall", name: "bash" }]);
+      },
+    );
   },
 );
