@@ -8,6 +8,12 @@ import {
 } from "@mariozechner/pi-ai";
 import { zeroUsage } from "./message-text.js";
 import { REQUEST_ID_HEADER, takeResponse, watchResponse } from "./provider-responses.js";
+import {
+  CUT_STREAM_MESSAGE,
+  isCutError,
+  type StreamEndWatch,
+  watchStreamEnd,
+} from "./stream-end.js";
 
 type StreamRequest = NonNullable<Parameters<StreamFn>[2]>;
 
@@ -39,10 +45,14 @@ const RETRYABLE_STATUS = new Set([408, 409, 429]);
  * Sends a model request and retries it here rather than in the provider SDK, whose retry sleeps
  * for whatever `retry-after` says (an hour for 3600) on a timer the abort signal does not reach.
  * A request is retried when it failed with 408, 409, 429 or 5xx, or at the connection, before any
- * of its answer was delivered (`start` is held back until the first real event); the wait is
- * what the provider asked for (`retry-after-ms`, `retry-after`) or a jittered backoff of
- * 0.5 s·2^n up to 8 s, and ends at once on abort (the answer then ends as aborted). A provider
- * asking for more than `maxRetryWaitSeconds` fails the request at once, saying so.
+ * of its answer was delivered (`start` and opened blocks are held back until the first delta);
+ * the wait is what the provider asked for (`retry-after-ms`, `retry-after`) or a jittered
+ * backoff of 0.5 s·2^n up to 8 s, and ends at once on abort (the answer then ends as aborted).
+ * A provider asking for more than `maxRetryWaitSeconds` fails the request at once, saying so.
+ *
+ * A stream that ends without a finish reason (stream-end.ts) is a cut answer, never a whole one:
+ * retried like a dropped connection when nothing of it was delivered, else kept as an answer
+ * that ended in error, saying it was cut off.
  *
  * The answer is also bounded: past `maxAnswerChars` its request is stopped and what came is kept
  * as an answer that ended in error, saying it was cut and why (a provider that ignores
@@ -68,27 +78,31 @@ export function retryingStream(
       const relay = () => own.abort();
       if (signal?.aborted) own.abort();
       else signal?.addEventListener("abort", relay, { once: true });
-      let failure: AssistantMessage | undefined;
+      let failed: Failure | undefined;
       let seen: ReturnType<typeof takeResponse>;
       try {
-        const inner = await send({
+        const answer = send({
           ...request,
           signal: own.signal,
           maxRetries: 0,
           headers: { ...request.headers, [REQUEST_ID_HEADER]: id },
         });
-        failure = await pump(inner, out, own, policy.maxAnswerChars);
+        // Watched before the provider's first push: a stream function returns its stream first.
+        const inner = answer instanceof Promise ? await answer : answer;
+        failed = await pump(inner, out, own, policy.maxAnswerChars, watchStreamEnd(inner));
       } finally {
         signal?.removeEventListener("abort", relay);
         seen = takeResponse(id);
       }
-      if (!failure) return;
+      if (!failed) return;
+      const failure = failed.message;
       if (signal?.aborted || failure.stopReason === "aborted") return finish(aborted(failure));
       const status = seen?.status ?? statusIn(failure.errorMessage);
       const retryable =
-        status !== undefined && status !== 200
+        failed.cut ||
+        (status !== undefined && status !== 200
           ? RETRYABLE_STATUS.has(status) || status >= 500
-          : seen?.connectionFailed === true;
+          : seen?.connectionFailed === true);
       if (!retryable || attempt >= policy.maxRetries) return finish(errorEvent(failure));
       const asked = retryAfterMs(seen?.headers ?? {});
       if (asked !== undefined && asked > policy.maxRetryWaitSeconds * 1000) {
@@ -128,34 +142,62 @@ export function retryingStream(
   return out;
 }
 
+/** An attempt that failed before anything of its answer was delivered. */
+interface Failure {
+  message: AssistantMessage;
+  /** Its stream ended without a finish reason: retried like a dropped connection. */
+  cut: boolean;
+}
+
 /**
  * Passes one attempt's events on. Returns the attempt's failure when it failed before anything
- * of its answer was delivered (the caller decides whether to retry); otherwise ends `out`.
+ * of its answer was delivered (no delta, no block ended; the caller decides whether to retry);
+ * otherwise ends `out`.
  */
 async function pump(
   inner: AssistantMessageEventStream,
   out: AssistantMessageEventStream,
   own: AbortController,
   maxChars: number,
-): Promise<AssistantMessage | undefined> {
-  let held: AssistantMessageEvent | undefined;
+  end: StreamEndWatch,
+): Promise<Failure | undefined> {
+  // Held back until the answer has something in it: a block opened and then cut is no answer.
+  const held: AssistantMessageEvent[] = [];
   let delivered = false;
   let chars = 0;
   for await (const event of inner) {
+    const cut =
+      (event.type === "done" && end.finished() === false) ||
+      (event.type === "error" && isCutError(event.error));
     if (!delivered) {
-      if (event.type === "start") {
-        held = event;
+      if (
+        event.type === "start" ||
+        event.type === "text_start" ||
+        event.type === "thinking_start" ||
+        event.type === "toolcall_start"
+      ) {
+        held.push(event);
         continue;
       }
-      if (event.type === "error") return event.error;
+      if (cut) return { message: cutMessage(terminal(event), CUT_STREAM_MESSAGE), cut };
+      if (event.type === "error") return { message: event.error, cut };
       delivered = true;
-      if (held) out.push(held);
+      for (const early of held) out.push(early);
+    }
+    if (cut) {
+      out.push({
+        type: "error",
+        reason: "error",
+        error: cutMessage(terminal(event), CUT_STREAM_MESSAGE),
+      });
+      break;
     }
     if (maxChars > 0 && "delta" in event && typeof event.delta === "string") {
       chars += event.delta.length;
       if (chars > maxChars) {
         own.abort();
-        out.push({ type: "error", reason: "error", error: cutMessage(event.partial, maxChars) });
+        const message = `The answer was cut after ${maxChars.toLocaleString("en-US")} characters (GUPPY_MAX_ANSWER_CHARS): the model went on past the limit.`;
+        out.push({ type: "error", reason: "error", error: cutMessage(event.partial, message) });
         out.end();
         return undefined;
       }
@@ -167,8 +209,15 @@ async function pump(
   return undefined;
 }
 
+/** The answer a terminal event ends with. */
+function terminal(event: AssistantMessageEvent): AssistantMessage {
+  if (event.type === "done") return event.message;
+  if (event.type === "error") return event.error;
+  return event.partial;
+}
+
 /** What the answer had when it was cut, as an answer that ended in error saying why. */
-function cutMessage(partial: AssistantMessage, maxChars: number): AssistantMessage {
+function cutMessage(partial: AssistantMessage, errorMessage: string): AssistantMessage {
   // The provider goes on mutating `partial` as its abort lands: keep a copy without its scratch.
   const content = partial.content.map((block) => {
     const {
@@ -185,7 +234,7 @@ function cutMessage(partial: AssistantMessage, maxChars: number): AssistantMessa
     ...partial,
     content,
     stopReason: "error",
-    errorMessage: `The answer was cut after ${maxChars.toLocaleString("en-US")} characters (GUPPY_MAX_ANSWER_CHARS): the model went on past the limit.`,
+    errorMessage,
   };
 }
 
