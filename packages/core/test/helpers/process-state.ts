@@ -26,11 +26,12 @@ export async function waitDead(pid: number, ms = 3000): Promise<boolean> {
 }
 
 /**
- * Host pids of the live processes whose command line holds `marker`. A command in a PID namespace
- * of its own (the host sandbox's `unshare`, bubblewrap) sees other pids than the host: it cannot
- * hand its pids back, so tests find its processes by a unique word in their arguments.
+ * Host pids of the live processes whose command line (arguments joined by spaces) holds
+ * `marker`, or with `whole` is it. A command in a PID namespace of its own (the host sandbox's
+ * `unshare`, bubblewrap) sees other pids than the host: it cannot hand its pids back, so tests
+ * find its processes by a unique word in their arguments.
  */
-export function pidsWith(marker: string): number[] {
+export function pidsWith(marker: string, options: { whole?: boolean } = {}): number[] {
   let entries: string[];
   try {
     entries = readdirSync("/proc");
@@ -41,8 +42,10 @@ export function pidsWith(marker: string): number[] {
   for (const entry of entries) {
     if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
     try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").join(" ");
-      if (cmdline.includes(marker) && isAlive(Number(entry))) out.push(Number(entry));
+      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replace(/\0$/, "");
+      const line = cmdline.split("\0").join(" ");
+      const match = options.whole ? line === marker : line.includes(marker);
+      if (match && isAlive(Number(entry))) out.push(Number(entry));
     } catch {
       // ended while we looked
     }
@@ -50,13 +53,16 @@ export function pidsWith(marker: string): number[] {
   return out;
 }
 
-/** Waits up to `ms` until a process whose command line holds each of `markers` runs; their pids. */
-export async function waitRunning(markers: readonly string[], ms = 10_000): Promise<number[]> {
+/**
+ * Waits up to `ms` until a process runs for each of `commandLines` (a whole command line, such
+ * as `sleep 30.<marker>`: not the shell whose script names it); their pids.
+ */
+export async function waitRunning(commandLines: readonly string[], ms = 10_000): Promise<number[]> {
   const end = Date.now() + ms;
   for (;;) {
-    const found = markers.map((marker) => pidsWith(marker));
+    const found = commandLines.map((line) => pidsWith(line, { whole: true }));
     if (found.every((pids) => pids.length > 0)) return [...new Set(found.flat())];
-    if (Date.now() > end) throw new Error(`no process running with ${markers.join(", ")}`);
+    if (Date.now() > end) throw new Error(`no process running ${commandLines.join(", ")}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }

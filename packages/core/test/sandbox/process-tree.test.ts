@@ -68,7 +68,10 @@ describe.runIf(existsSync("/proc/self/stat")).each(ways)(
       // The shell, a background child, and one that left the process group (setsid).
       const m = uniqueMarker();
       const command = `sleep 30.${m} & setsid sleep 31.${m} & wait`;
-      const { result } = await startCommand(dir, containment, command, [`30.${m}`, `31.${m}`]);
+      const { result } = await startCommand(dir, containment, command, [
+        `sleep 30.${m}`,
+        `sleep 31.${m}`,
+      ]);
       results.push(result);
       expect(pidsWith(m).length).toBeGreaterThanOrEqual(3);
       expect(killRunningTrees()).toBe(1);
@@ -89,7 +92,7 @@ describe.runIf(existsSync("/proc/self/stat")).each(ways)(
       const escapes = containment.kind === "pid-namespace";
       const escapee = escapes ? `setsid env -i sh -c 'sleep 32.${m}; true' & ` : "";
       const command = `sleep 30.${m} & setsid sleep 31.${m} & ${escapee}wait`;
-      const markers = [`30.${m}`, `31.${m}`, ...(escapes ? [`32.${m}`] : [])];
+      const markers = [`sleep 30.${m}`, `sleep 31.${m}`, ...(escapes ? [`sleep 32.${m}`] : [])];
       const { result } = await startCommand(dir, containment, command, markers);
       results.push(result);
       const listed = readFileSync(record, "utf8");

@@ -78,7 +78,7 @@ describe("bash tool", () => {
       command: `sleep 300.${m} & (setsid sleep 301.${m} &); sleep 302.${m}`,
       timeout_seconds: 1,
     });
-    await waitRunning([`300.${m}`, `301.${m}`, `302.${m}`]);
+    await waitRunning([`sleep 300.${m}`, `sleep 301.${m}`, `sleep 302.${m}`]);
     await expect(started).rejects.toThrow(/timed out after 1 s/);
     expect(await waitNoneWith(m)).toBe(true);
   });
@@ -100,7 +100,7 @@ describe("bash tool", () => {
         ].join("\n"),
         timeout_seconds: 1,
       });
-      await waitRunning([`2.${m}`, `2.${m}1`]);
+      await waitRunning([`sleep 2.${m}`, `sleep 2.${m}1`]);
       await expect(started).rejects.toThrow(/timed out after 1 s/);
       expect(await waitNoneWith(m)).toBe(true);
       // Past the escapees' 2 s: nothing wrote.
@@ -115,7 +115,7 @@ describe("bash tool", () => {
     const m = uniqueMarker();
     const controller = new AbortController();
     const started = bash.execute("1", { command: `sleep 300.${m} & wait` }, controller.signal);
-    await waitRunning([`300.${m}`]);
+    await waitRunning([`sleep 300.${m}`]);
     controller.abort();
     await expect(started).rejects.toThrow(/aborted/);
     expect(await waitNoneWith(m)).toBe(true);
