@@ -115,7 +115,10 @@ function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
   return undefined;
 }
 
-/** The process a sandbox starts for one command (`bash -c`, `bwrap … bash -c`, `docker exec …`). */
+/**
+ * The process a sandbox starts for one command (`bash -c`, `unshare … bash -c`, `bwrap … bash
+ * -c`, `docker exec …`).
+ */
 export interface TrackedSpawn {
   file: string;
   args: string[];
