@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -107,6 +107,29 @@ describe("bash tool", () => {
       await new Promise((r) => setTimeout(r, 2500));
       expect(existsSync(escaped)).toBe(false);
       expect(existsSync(forked)).toBe(false);
+    },
+  );
+
+  it.runIf(hostContainment().kind === "pid-namespace")(
+    "runs a host command with its own processes in /proc and the host's files as they are",
+    async () => {
+      const outside = join(fx.root, "outside.txt");
+      writeFileSync(outside, "host file\n");
+      const r = await createBashTool(fx.ctx).execute("1", {
+        command: [
+          "echo $$",
+          "ls /proc | grep -c '^[0-9]'",
+          "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c 'vites[t]'",
+          `cat ${outside}`,
+          `echo written > ${outside}.new`,
+        ].join("; "),
+      });
+      const [shellPid, count, guppy, content] = resultText(r).trim().split("\n");
+      expect(shellPid).toBe("1");
+      expect(Number(count)).toBeLessThan(10);
+      expect(guppy).toBe("0"); // the test runner (guppy here) is not among them
+      expect(content).toBe("host file");
+      expect(readFileSync(`${outside}.new`, "utf8")).toBe("written\n");
     },
   );
 
