@@ -1,11 +1,13 @@
 // bench/sandbox: what the sandbox adds to each command. The `bash` tool runs `true` 100 times on
-// the host and 100 times under bubblewrap, in one run, alternating, and prints the time per
-// command of each and the difference (target: bubblewrap adds ≤ 15 ms per command).
+// the host as a plain child, on the host in a PID namespace of its own (unshare, where it can
+// make one: root) and under bubblewrap, in one run, alternating, and prints the time per command
+// of each and what unshare and bubblewrap add (target: bubblewrap adds ≤ 15 ms per command).
 // Needs a build (npm run build). Prints figures; never fails on a timing.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { execOnHost, hostContainment } from "../packages/core/dist/sandbox/host-sandbox.js";
 import { createSandbox } from "../packages/core/dist/sandbox/sandbox.js";
 import { threadDirOf } from "../packages/core/dist/store/thread-layout.js";
 import { createBashTool } from "../packages/core/dist/tools/bash-tool.js";
@@ -20,17 +22,24 @@ const bwrapWorks =
   spawnSync("bwrap", ["--ro-bind", "/", "/", "--unshare-pid", "true"], { stdio: "ignore" })
     .status === 0;
 
-function bashTool(config) {
+function bashTool(config, containment) {
+  const sandbox = createSandbox(config, { home, threadId });
   return createBashTool({
     workspaceDir,
     artifactsDir: () => join(home, "artifacts"),
-    sandbox: createSandbox(config, { home, threadId }),
+    sandbox: containment
+      ? { ...sandbox, exec: (command, o) => execOnHost(command, o, undefined, [], containment) }
+      : sandbox,
     toolResultMaxChars: 10_000,
     bashTimeoutSeconds: 60,
   });
 }
 
-const kinds = [["host", bashTool({ type: "host" })]];
+const contained = hostContainment();
+const kinds = [["host", bashTool({ type: "host" }, { kind: "none", why: "bench" })]];
+if (contained.kind === "pid-namespace") {
+  kinds.push(["host+unshare", bashTool({ type: "host" }, contained)]);
+} else console.log(`host+unshare: no PID namespace here (${contained.why})`);
 if (bwrapWorks) kinds.push(["bubblewrap", bashTool({ type: "bwrap", mounts: [], network: true })]);
 else console.log("bubblewrap: not usable here (bwrap missing or blocked); host only");
 
@@ -51,6 +60,11 @@ for (const [name, times] of totals) {
   console.log(
     `${name}: ${mean(times).toFixed(2)} ms per command (median ${median(times).toFixed(2)} ms, ${runs} runs of \`true\`)`,
   );
+}
+if (contained.kind === "pid-namespace") {
+  const added = mean(totals.get("host+unshare")) - mean(totals.get("host"));
+  const proc = contained.proc ? "with its own /proc" : "without its own /proc";
+  console.log(`unshare (${proc}) adds ${added.toFixed(2)} ms per command`);
 }
 if (bwrapWorks) {
   const added = mean(totals.get("bubblewrap")) - mean(totals.get("host"));

@@ -1,6 +1,7 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
+import { delimiter, isAbsolute, join } from "node:path";
 import { findEnvKeys, getProviders } from "@mariozechner/pi-ai";
 import { secretEnvNames, settingsSchema } from "../config/settings-schema.js";
 import { envKeyName } from "../model/resolve-model.js";
@@ -25,22 +26,99 @@ const DEFAULT_MAX_SPILL_BYTES = 1024 * 1024 * 1024;
 /**
  * Runs `command` on the host, with guppy's environment minus the secrets guppy itself consumes
  * (see `toolEnv`). `modelProvider` is the provider of the thread's model: its key variables are
- * withheld even where they are general-purpose tokens such as GITHUB_TOKEN.
+ * withheld even where they are general-purpose tokens such as GITHUB_TOKEN. Where it can
+ * (`containment`, default `hostContainment()`), the command runs in a PID namespace of its own.
  */
 export function execOnHost(
   command: string,
   options: ExecOptions,
   modelProvider: string | undefined,
   secretEnv?: readonly string[],
+  containment: HostContainment = hostContainment(),
 ): Promise<ExecResult> {
-  return execTracked(options, () => ({
-    file: shell,
-    args: ["-c", command],
-    env: toolEnv(options.env ?? process.env, modelProvider, secretEnv),
-  }));
+  const env = toolEnv(options.env ?? process.env, modelProvider, secretEnv);
+  return execTracked(options, () =>
+    containment.kind === "pid-namespace"
+      ? {
+          file: containment.unshare,
+          args: [...unshareArgs(containment.proc), shell, "-c", command],
+          env,
+        }
+      : { file: shell, args: ["-c", command], env },
+  );
 }
 
-/** The process a sandbox starts for one command (`bash -c`, `bwrap … bash -c`, `docker exec …`). */
+/**
+ * How commands on the host are held together. In a PID namespace of their own (util-linux
+ * `unshare --pid --fork --kill-child`) the shell is the namespace's first process: when it
+ * ends or is killed, or unshare is, the kernel kills every process in the namespace, even one
+ * that left the process group and cleared its environment (`setsid env -i …`, a double fork).
+ * `proc`: the namespace has its own /proc (in a mount namespace that otherwise shows the host's
+ * mounts as they are and come), so `ps`, `kill` and `$$` agree. `none`: commands run as plain
+ * children, killed by process group, descendants and tag (see killProcessTree), and `why` says
+ * why no namespace could be had.
+ */
+export type HostContainment =
+  | { kind: "pid-namespace"; unshare: string; proc: boolean }
+  | { kind: "none"; why: string };
+
+/** unshare's arguments before the shell: a PID namespace, and with `proc` its own /proc. */
+export function unshareArgs(proc: boolean): string[] {
+  // slave: mounts the host makes later show inside; none made inside (the new /proc first) leaks out.
+  const mount = proc ? ["--mount", "--mount-proc", "--propagation", "slave"] : [];
+  return ["--pid", "--fork", "--kill-child", ...mount];
+}
+
+let probed: HostContainment | undefined;
+
+/** The containment this process gives host commands: probed at its first call, then kept. */
+export function hostContainment(): HostContainment {
+  probed ??= probeHostContainment();
+  return probed;
+}
+
+/**
+ * Whether unshare can make a PID namespace here: as root (or with CAP_SYS_ADMIN) it can, with
+ * its own /proc unless the mount is refused (some containers), then without. Not through a user
+ * namespace for other users: the mapped ids would show other users' files as `nobody`, and sudo
+ * and set-uid programs would stop working, which a command run "as you" must not meet.
+ */
+export function probeHostContainment(env: NodeJS.ProcessEnv = process.env): HostContainment {
+  const unshare = findOnPath("unshare", env);
+  if (unshare === undefined) return { kind: "none", why: "util-linux unshare is not on PATH" };
+  const problem = (proc: boolean) => {
+    const probe = spawnSync(unshare, [...unshareArgs(proc), "true"], {
+      env,
+      stdio: ["ignore", "ignore", "pipe"],
+      timeout: 10_000,
+    });
+    if (probe.error) return probe.error.message;
+    if (probe.status === 0) return undefined;
+    const line = probe.stderr
+      ?.toString("utf8")
+      .split("\n")
+      .find((l) => l.trim() !== "");
+    return line?.trim().slice(0, 200) ?? `exit status ${probe.status ?? probe.signal}`;
+  };
+  const withProc = problem(true);
+  if (withProc === undefined) return { kind: "pid-namespace", unshare, proc: true };
+  if (problem(false) === undefined) return { kind: "pid-namespace", unshare, proc: false };
+  return { kind: "none", why: withProc };
+}
+
+function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? "").split(delimiter)) {
+    if (!isAbsolute(dir)) continue;
+    const path = join(dir, name);
+    if (existsSync(path)) return path;
+  }
+  return undefined;
+}
+
+/**
+ * The process a sandbox starts for one command (`bash -c`, `unshare … bash -c`, `bwrap … bash
+ * -c`, `docker exec …`).
+ */
 export interface TrackedSpawn {
   file: string;
   args: string[];

@@ -135,8 +135,8 @@ function signalAll(groupLeader: number, pids: number[], signal: NodeJS.Signals):
 export const RUNNING_TOOLS_FILE = "running-tools.jsonl";
 
 /**
- * A command the sandbox runs now: its shell's pid (the leader of its process group), when that
- * process started (see `processStartTime`), and the tag (NAME=value) in the environment of
+ * A command the sandbox runs now: the pid of the process started for it (its shell, or the
+ * unshare or bwrap before it; the leader of its process group), when that process started (see `processStartTime`), and the tag (NAME=value) in the environment of
  * everything it starts.
  */
 interface RunningTree {

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { ConfigError } from "../config/config-error.js";
 import type { GuppyConfig } from "../config/load-config.js";
+import { type HostContainment, hostContainment } from "./host-sandbox.js";
 import type { SandboxConfig, SandboxMount } from "./types.js";
 
 // The start-up decision: which sandbox GUPPY_SANDBOX asks for, and whether it can work here.
@@ -37,7 +38,10 @@ export function resolveSandbox(
   const network = config.sandboxNetwork !== "off";
   const setting = settingName(config);
   const value = config.sandbox ?? "auto";
-  if (value === "host") return { sandbox: { type: "host" } };
+  if (value === "host") {
+    hostContainment(); // probed now, at start, rather than at the first command
+    return { sandbox: { type: "host" } };
+  }
   if (value.startsWith("docker:")) {
     const container = value.slice("docker:".length);
     const problem = dockerProblem(container, env);
@@ -63,6 +67,7 @@ export function resolveSandbox(
     return { sandbox: { type: "bwrap", mounts, network } };
   }
   if (problem === undefined) return { sandbox: { type: "bwrap", mounts, network } };
+  hostContainment();
   const why =
     problem === "missing" ? "bwrap is not on PATH" : `bubblewrap cannot run here (${problem})`;
   const fix = problem === "missing" ? INSTALL : USERNS;
@@ -72,11 +77,20 @@ export function resolveSandbox(
   };
 }
 
-/** A short line for /status and `guppy config`. */
-export function describeSandbox(sandbox: SandboxConfig): string {
+/**
+ * A short line for /status and `guppy config`. `containment`: how host commands are held
+ * together (default: as this process found at start).
+ */
+export function describeSandbox(
+  sandbox: SandboxConfig,
+  containment: HostContainment = hostContainment(),
+): string {
   switch (sandbox.type) {
-    case "host":
-      return "host — tools run unconfined as you";
+    case "host": {
+      return containment.kind === "pid-namespace"
+        ? "host — tools run unconfined as you; each command's process tree is contained"
+        : `host — tools run unconfined as you; commands' process trees are not contained (${containment.why})`;
+    }
     case "bwrap": {
       const n = sandbox.mounts.length;
       const mounts = n === 0 ? "no extra mounts" : `${n} extra mount${n === 1 ? "" : "s"}`;

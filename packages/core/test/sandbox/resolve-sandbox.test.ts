@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config-error.js";
 import { loadConfig } from "../../src/config/load-config.js";
+import { probeHostContainment } from "../../src/sandbox/host-sandbox.js";
 import {
   bwrapProblem,
   describeSandbox,
@@ -47,7 +48,21 @@ describe("resolveSandbox", () => {
       /Tools run on the host, unconfined as you: bwrap is not on PATH/,
     );
     expect(resolved.notice).toContain("apt-get install bubblewrap");
-    expect(describeSandbox(resolved.sandbox)).toBe("host — tools run unconfined as you");
+    expect(
+      describeSandbox(resolved.sandbox, { kind: "pid-namespace", unshare: "u", proc: true }),
+    ).toBe("host — tools run unconfined as you; each command's process tree is contained");
+  });
+
+  it("says whether host commands' process trees are contained, and why not", () => {
+    const none = probeHostContainment(emptyPath());
+    expect(none).toEqual({ kind: "none", why: "util-linux unshare is not on PATH" });
+    expect(describeSandbox({ type: "host" }, none)).toBe(
+      "host — tools run unconfined as you; commands' process trees are not contained (util-linux unshare is not on PATH)",
+    );
+    // As root (CI, this machine) unshare makes the namespace; elsewhere the probe says why not.
+    const here = probeHostContainment();
+    if (process.getuid?.() === 0) expect(here).toMatchObject({ kind: "pid-namespace", proc: true });
+    else expect(here).toMatchObject({ kind: "none" });
   });
 
   it.runIf(bwrapProblem() === undefined)("uses bubblewrap under auto where it works", () => {

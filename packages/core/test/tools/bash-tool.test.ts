@@ -1,14 +1,15 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { settingsSchema } from "../../src/config/settings-schema.js";
 import type { ExecOptions } from "../../src/sandbox/exec.js";
+import { hostContainment } from "../../src/sandbox/host-sandbox.js";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../../src/tools/bash-timeout.js";
 import { createBashTool } from "../../src/tools/bash-tool.js";
 import { fakeFullDisk } from "../helpers/full-disk.js";
-import { waitDead } from "../helpers/process-state.js";
+import { uniqueMarker, waitNoneWith, waitRunning } from "../helpers/process-state.js";
 import { resultText, toolFixture } from "./tool-fixture.js";
 
 /** The host sandbox with smaller bounds than its 10 MiB in memory and 1 GiB on disk. */
@@ -72,32 +73,75 @@ describe("bash tool", () => {
 
   it("kills the whole process tree on timeout, leaving no orphan", async () => {
     const bash = createBashTool(fx.ctx);
-    const pidFile = join(fx.workspaceDir, "pids");
+    const m = uniqueMarker();
     const started = bash.execute("1", {
-      command: `sleep 300 & echo $! > ${pidFile}; (setsid sleep 301 & echo $! >> ${pidFile}); sleep 300`,
+      command: `sleep 300.${m} & (setsid sleep 301.${m} &); sleep 302.${m}`,
       timeout_seconds: 1,
     });
+    await waitRunning([`sleep 300.${m}`, `sleep 301.${m}`, `sleep 302.${m}`]);
     await expect(started).rejects.toThrow(/timed out after 1 s/);
-    const pids = readFileSync(pidFile, "utf8").trim().split("\n").map(Number);
-    expect(pids).toHaveLength(2);
-    for (const pid of pids) expect(await waitDead(pid)).toBe(true);
+    expect(await waitNoneWith(m)).toBe(true);
   });
+
+  // On the host a command runs in a PID namespace of its own where unshare can make one (root):
+  // then not even a process that left the group and cleared its environment (no tag) survives.
+  it.runIf(hostContainment().kind === "pid-namespace")(
+    "kills on timeout what escaped with setsid env -i or a double fork, before it acts",
+    async () => {
+      const bash = createBashTool(fx.ctx);
+      const m = uniqueMarker();
+      const escaped = join(fx.workspaceDir, "escaped");
+      const forked = join(fx.workspaceDir, "forked");
+      const started = bash.execute("1", {
+        command: [
+          `setsid env -i sh -c 'sleep 2.${m}; echo escaped > ${escaped}' &`,
+          `(setsid env -i sh -c '(sleep 2.${m}1; echo forked > ${forked}) &' &) &`,
+          `sleep 60.${m}`,
+        ].join("\n"),
+        timeout_seconds: 1,
+      });
+      await waitRunning([`sleep 2.${m}`, `sleep 2.${m}1`]);
+      await expect(started).rejects.toThrow(/timed out after 1 s/);
+      expect(await waitNoneWith(m)).toBe(true);
+      // Past the escapees' 2 s: nothing wrote.
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(existsSync(escaped)).toBe(false);
+      expect(existsSync(forked)).toBe(false);
+    },
+  );
+
+  it.runIf(hostContainment().kind === "pid-namespace")(
+    "runs a host command with its own processes in /proc and the host's files as they are",
+    async () => {
+      const outside = join(fx.root, "outside.txt");
+      writeFileSync(outside, "host file\n");
+      const r = await createBashTool(fx.ctx).execute("1", {
+        command: [
+          "echo $$",
+          "ls /proc | grep -c '^[0-9]'",
+          "cat /proc/[0-9]*/cmdline | tr '\\0' ' ' | grep -c 'vites[t]'",
+          `cat ${outside}`,
+          `echo written > ${outside}.new`,
+        ].join("; "),
+      });
+      const [shellPid, count, guppy, content] = resultText(r).trim().split("\n");
+      expect(shellPid).toBe("1");
+      expect(Number(count)).toBeLessThan(10);
+      expect(guppy).toBe("0"); // the test runner (guppy here) is not among them
+      expect(content).toBe("host file");
+      expect(readFileSync(`${outside}.new`, "utf8")).toBe("written\n");
+    },
+  );
 
   it("kills the process tree when the run is aborted", async () => {
     const bash = createBashTool(fx.ctx);
-    const pidFile = join(fx.workspaceDir, "pid");
+    const m = uniqueMarker();
     const controller = new AbortController();
-    const started = bash.execute(
-      "1",
-      { command: `sleep 300 & echo $! > ${pidFile}; wait` },
-      controller.signal,
-    );
-    const end = Date.now() + 3000;
-    while (!existsSync(pidFile) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    const started = bash.execute("1", { command: `sleep 300.${m} & wait` }, controller.signal);
+    await waitRunning([`sleep 300.${m}`]);
     controller.abort();
     await expect(started).rejects.toThrow(/aborted/);
-    const pid = Number(readFileSync(pidFile, "utf8").trim());
-    expect(await waitDead(pid)).toBe(true);
+    expect(await waitNoneWith(m)).toBe(true);
   });
 
   it("cuts long output to head and tail and saves the full output to a file it names", async () => {

@@ -3,7 +3,11 @@ import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { waitDead } from "../../../core/test/helpers/process-state.js";
+import {
+  uniqueMarker,
+  waitNoneWith,
+  waitRunning,
+} from "../../../core/test/helpers/process-state.js";
 import { freePort } from "../helpers/free-port.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 import {
@@ -47,7 +51,7 @@ describe("guppy chat beside guppy serve", () => {
       const text = contentText(last?.content);
       const sleep = /run-sleep (\S+)/.exec(text);
       if (sleep?.[1]) {
-        const command = `sleep 60 & echo $! > ${sleep[1]}; wait`;
+        const command = `sleep 60.${sleep[1]} & wait`;
         return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command }) }] };
       }
       const held = /hold (\S+)/.exec(text);
@@ -208,12 +212,13 @@ describe("guppy chat beside guppy serve", () => {
 
   it("Ctrl+C in an attached chat aborts the run in the gateway (its tool command killed) and exits 130", async () => {
     const home = newHome();
-    // Its tool writes its pid outside the workspace: the host sandbox.
+    // The host sandbox; the tool's sleep is found by its argument (see pidsWith).
     const s = await serve(home, { GUPPY_SANDBOX: "host" });
-    const pidFile = join(home, "sleeper.pid");
+    const marker = uniqueMarker();
+    const sleeper = `60.${marker}`;
     const chat = spawn(
       process.execPath,
-      [guppyBin, "chat", "-m", `run-sleep ${pidFile}`, "--session", "int"],
+      [guppyBin, "chat", "-m", `run-sleep ${marker}`, "--session", "int"],
       { env: env(home), stdio: ["ignore", "pipe", "pipe"] },
     );
     children.push(chat);
@@ -222,12 +227,11 @@ describe("guppy chat beside guppy serve", () => {
       stderr += d;
     });
     const closed = new Promise<number | null>((resolve) => chat.on("close", resolve));
-    const pid = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0);
-    const sleeper = await waitFor(() => (pid() > 0 ? pid() : undefined), 10_000, "the tool");
+    await waitRunning([`sleep ${sleeper}`]);
     chat.kill("SIGINT");
     expect(await closed, stderr).toBe(130);
     expect(stderr).toBe("guppy: interrupted\n");
-    expect(await waitDead(sleeper)).toBe(true);
+    expect(await waitNoneWith(sleeper)).toBe(true);
     const status = (await (await s.api("/v1/threads/cli:local:int/status")).json()) as {
       state: string;
     };

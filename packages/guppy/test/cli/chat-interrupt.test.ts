@@ -1,15 +1,18 @@
 import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlive, waitDead } from "../../../core/test/helpers/process-state.js";
+import {
+  uniqueMarker,
+  waitNoneWith,
+  waitRunning,
+} from "../../../core/test/helpers/process-state.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 
 describe("interrupting guppy chat", () => {
   let llm: MockLlm;
   const home = tempHome();
-  const pidFile = join(home.home, "sleeper.pid");
+  // The tool's sleep, found by its argument (see pidsWith).
+  const sleeper = `60.${uniqueMarker()}`;
   beforeAll(async () => {
     llm = await startMockLlm((request) => {
       const last = lastMessage(request);
@@ -20,7 +23,7 @@ describe("interrupting guppy chat", () => {
           toolCalls: [
             {
               name: "bash",
-              arguments: JSON.stringify({ command: `sleep 60 & echo $! > ${pidFile}; wait` }),
+              arguments: JSON.stringify({ command: `sleep ${sleeper} & wait` }),
             },
           ],
         };
@@ -32,8 +35,7 @@ describe("interrupting guppy chat", () => {
     await llm.stop();
     home.cleanup();
   });
-  // The tool hands back its pid, which guppy checks from outside: the host sandbox (under
-  // bubblewrap the command has a pid of its own namespace).
+  // The host sandbox, as a user without bubblewrap has it.
   const env = () =>
     cleanEnv({ ...llm.env("openai-completions"), GUPPY_HOME: home.home, GUPPY_SANDBOX: "host" });
 
@@ -50,18 +52,12 @@ describe("interrupting guppy chat", () => {
     child.stderr.on("data", (d) => {
       stderr += d;
     });
-    // The shell creates the file before `echo` writes the pid into it: wait for the number.
-    const pid = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0);
-    const deadline = Date.now() + 10_000;
-    while (!(pid() > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-    const sleeper = pid();
-    expect(sleeper).toBeGreaterThan(0);
-    expect(isAlive(sleeper)).toBe(true);
+    await waitRunning([`sleep ${sleeper}`]);
     child.kill("SIGINT");
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     expect(code).toBe(130);
     expect(stderr).toContain("guppy: interrupted");
-    expect(await waitDead(sleeper)).toBe(true);
+    expect(await waitNoneWith(sleeper)).toBe(true);
 
     const next = await runCli(["chat", "-m", "are you there", "--session", "int"], { env: env() });
     expect(next.code).toBe(0);

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatCompletionRequest } from "@copilotkit/aimock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isAlive, waitDead } from "../../../core/test/helpers/process-state.js";
+import { pidsWith, uniqueMarker, waitNoneWith } from "../../../core/test/helpers/process-state.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 import {
   type AsyncMockLlm,
@@ -20,7 +20,8 @@ import {
 describe("guppy chat killed mid-run (kill -9), no gateway", () => {
   let llm: AsyncMockLlm;
   const home = tempHome();
-  const pidFile = join(home.home, "sleeper.pid");
+  // The tool's sleep, found by its argument (see pidsWith).
+  const sleeper = `60.${uniqueMarker()}`;
   /** "hang" prompts are answered only after the first one was seen (the chat is killed then). */
   let hangs = 0;
   beforeAll(async () => {
@@ -29,7 +30,7 @@ describe("guppy chat killed mid-run (kill -9), no gateway", () => {
       if (last?.role === "tool") return { content: "tool finished" };
       const text = contentText(last?.content);
       if (text.includes("long job")) {
-        const command = `sleep 60 & echo $! > ${pidFile}; wait`;
+        const command = `sleep ${sleeper} & wait`;
         return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command }) }] };
       }
       if (text.includes("hang") && hangs++ === 0) await new Promise(() => {});
@@ -40,8 +41,7 @@ describe("guppy chat killed mid-run (kill -9), no gateway", () => {
     await llm.stop();
     home.cleanup();
   });
-  // The tool hands back its pid, which guppy checks from outside: the host sandbox (under
-  // bubblewrap the command has a pid of its own namespace).
+  // The host sandbox, where the tool command's tree is guppy's own to kill (and record).
   const env = () => cleanEnv({ ...llm.env(), GUPPY_HOME: home.home, GUPPY_SANDBOX: "host" });
   const killMidRun = async (args: string[], running: () => boolean) => {
     const child = spawn(process.execPath, [guppyBin, ...args], {
@@ -84,10 +84,9 @@ describe("guppy chat killed mid-run (kill -9), no gateway", () => {
   });
 
   it("a prompt killed while its tool ran is reported as interrupted, its tool command killed, at the next start", async () => {
-    const pid = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, "utf8").trim()) : 0);
-    await killMidRun(["chat", "-m", "start the long job", "--session", "tools"], () => pid() > 0);
-    const sleeper = pid();
-    expect(isAlive(sleeper)).toBe(true);
+    const running = () => pidsWith(`sleep ${sleeper}`, { whole: true }).length > 0;
+    await killMidRun(["chat", "-m", "start the long job", "--session", "tools"], running);
+    expect(running()).toBe(true);
     const next = await runCli(["chat", "-m", "are you there", "--session", "tools"], {
       env: env(),
     });
@@ -97,7 +96,7 @@ describe("guppy chat killed mid-run (kill -9), no gateway", () => {
     expect(next.stderr).toMatch(
       /\nguppy: guppy stopped while working on your message "start the long job" .* It had already run: bash /,
     );
-    expect(await waitDead(sleeper)).toBe(true);
+    expect(await waitNoneWith(sleeper)).toBe(true);
     // Not run again; the model sees the interrupted exchange and what was said of it.
     expect(sent("start the long job")).toBe(1);
     const last = llm.requests.at(-1);

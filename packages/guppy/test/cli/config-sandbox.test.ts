@@ -26,8 +26,10 @@ describe("guppy config and the sandbox", () => {
     ]);
   });
 
-  it("names the host when GUPPY_SANDBOX=host", () => {
-    expect(lines({ GUPPY_SANDBOX: "host" })).toEqual([expect.stringMatching(/^sandbox: host\b/)]);
+  it("names the host when GUPPY_SANDBOX=host, and whether a command's whole tree ends with it", () => {
+    expect(lines({ GUPPY_SANDBOX: "host" })).toEqual([
+      expect.stringMatching(/^sandbox: host\b.*process trees? (is|are not) contained/),
+    ]);
   });
 
   it("prints auto's fall back to the host with the reason, when bwrap is not on PATH", () => {

@@ -13,7 +13,12 @@ import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { isAlive, waitDead } from "../../../core/test/helpers/process-state.js";
+import {
+  pidsWith,
+  uniqueMarker,
+  waitNoneWith,
+  waitRunning,
+} from "../../../core/test/helpers/process-state.js";
 import { freePort } from "../helpers/free-port.js";
 import { cleanEnv, guppyBin, runCli, tempHome } from "../helpers/run-cli.js";
 import {
@@ -77,8 +82,8 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     return s;
   };
   /**
-   * For tests whose tool commands write outside the workspace and hand their pids back: the
-   * host sandbox (bubblewrap would hide those files and give the commands pids of their own).
+   * For tests whose tool commands write outside the workspace: the host sandbox (bubblewrap
+   * would hide those files). Their processes are found by a word in their arguments (pidsWith).
    */
   const onHost = { GUPPY_SANDBOX: "host" };
   const client = (s: ServeProcess) =>
@@ -543,6 +548,7 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     const first = await serve(dir, onHost);
     const clean = "http:api:clean";
     const sideEffects = "http:api:effects";
+    const sleeper = `20.${uniqueMarker()}`;
     await first.api(`/v1/threads/${clean}/messages`, {
       method: "POST",
       body: JSON.stringify({ text: "slow-once 8000 tell me" }),
@@ -550,19 +556,18 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     await first.api(`/v1/threads/${sideEffects}/messages`, {
       method: "POST",
       body: JSON.stringify({
-        text: `run-bash echo $$ > ${join(dir, "shell")}; echo started > ${join(dir, "effect")}; sleep 20`,
+        text: `run-bash echo started > ${join(dir, "effect")}; sleep ${sleeper}`,
       }),
     });
     await waitFor(() => (existsSync(join(dir, "effect")) ? true : undefined));
-    await sleep(200);
-    const shell = Number(readFileSync(join(dir, "shell"), "utf8"));
+    await waitRunning([`sleep ${sleeper}`]);
     first.child.kill("SIGKILL");
     await first.exited;
-    expect(isAlive(shell)).toBe(true); // guppy could not kill its tool command
+    expect(pidsWith(sleeper).length).toBeGreaterThan(0); // guppy could not kill its tool command
 
     const second = await serve(dir, onHost);
     // The next start did, before it reports the run as interrupted (not run again).
-    expect(await waitDead(shell)).toBe(true);
+    expect(await waitNoneWith(sleeper)).toBe(true);
     expect(second.stdout()).toMatch(
       /Killed 1 tool command\(s\) left running by a guppy that was killed/,
     );
@@ -596,23 +601,18 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     const dir = home();
     const s = await serve(dir, { ...onHost, GUPPY_SHUTDOWN_GRACE_SECONDS: "30" });
     const marker = join(dir, "too-late");
+    const sleeper = `4.${uniqueMarker()}`;
     await s.api("/v1/threads/http:api:twice/messages", {
       method: "POST",
-      body: JSON.stringify({
-        text: `run-bash echo $$ > ${join(dir, "shell")}; sleep 4 & echo $! > ${join(dir, "child")}; wait; touch ${marker}`,
-      }),
+      body: JSON.stringify({ text: `run-bash sleep ${sleeper} & wait; touch ${marker}` }),
     });
-    const pids = await waitFor(() => {
-      const files = ["shell", "child"].map((f) => join(dir, f));
-      if (!files.every((f) => existsSync(f) && readFileSync(f, "utf8").endsWith("\n"))) return;
-      return files.map((f) => Number(readFileSync(f, "utf8")));
-    });
+    await waitRunning([`sleep ${sleeper}`]);
     s.child.kill("SIGTERM");
     await waitFor(() => (s.stdout().includes("SIGTERM: shutting down") ? true : undefined));
     s.child.kill("SIGTERM");
     expect(await s.exited).toBe(130);
     // Killed before the exit, not when the command would have ended by itself (4 s).
-    for (const pid of pids) expect(await waitDead(pid, 1500)).toBe(true);
+    expect(await waitNoneWith(sleeper, 1500)).toBe(true);
     expect(s.stdout()).toMatch(/second signal: stopping now \(killed 1 running tool command/);
     await sleep(4500);
     expect(existsSync(marker)).toBe(false);
@@ -621,11 +621,11 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
   it("kills a tool command's process that ignores SIGTERM when the grace period ends", async () => {
     const dir = home();
     const s = await serve(dir, { ...onHost, GUPPY_SHUTDOWN_GRACE_SECONDS: "1" });
-    const pidFile = join(dir, "child");
+    const stubborn = `30.${uniqueMarker()}`;
     // On a connection of its own, closed after the answer: a kept-alive one would hold the
     // shutdown (closing the HTTP server) long enough for the abort's own SIGKILL timer to fire.
     const body = JSON.stringify({
-      text: `run-bash (trap '' TERM; exec sleep 30 >/dev/null 2>&1) & echo $! > ${pidFile}; sleep 30`,
+      text: `run-bash (trap '' TERM; exec sleep ${stubborn} >/dev/null 2>&1) & sleep 31`,
     });
     await new Promise((resolve, reject) => {
       const post = request(`${s.url}/v1/threads/http:api:stubborn/messages`, {
@@ -641,15 +641,11 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
       post.on("error", reject);
       post.end(body);
     });
-    const child = await waitFor(() =>
-      existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n")
-        ? Number(readFileSync(pidFile, "utf8"))
-        : undefined,
-    );
+    await waitRunning([`sleep ${stubborn}`]);
     s.child.kill("SIGTERM");
     expect(await s.exited).toBe(0);
     // Its shell died at the abort's SIGTERM; it ignores that and must not outlive guppy.
-    expect(await waitDead(child, 1500)).toBe(true);
+    expect(await waitNoneWith(stubborn, 1500)).toBe(true);
   }, 30_000);
 
   it("keeps serving when its terminal output is gone (a closed pipe), logging to the file only", async () => {
