@@ -6,8 +6,8 @@ import type { Logger } from "../logging/logger.js";
 
 /**
  * Thread files' lines the disk had no room for (a full disk), kept in memory and written again
- * later: before the next line of the same file (so a file's lines keep their order) and on a
- * timer while any are kept. A thread's answer is never dropped because the disk was full for a
+ * later: before the next line of the same file (so a file's lines keep their order), after any
+ * line that could be written, and on a timer while any are kept. A thread's answer is never dropped because the disk was full for a
  * moment, and `whenSaved` says when a thread's lines are all on disk again: the orchestrator
  * marks a prompt done in the inbox only then.
  */
@@ -121,13 +121,17 @@ export function createUnsavedLines(options: { logger: Logger; retryMs?: number }
         keep(threadId, path, records, false);
         return 0;
       }
+      let bytes: number;
       try {
-        return appendAt(path, records);
+        bytes = appendAt(path, records);
       } catch (error) {
         if (!isNoSpace(error)) throw error;
         keep(threadId, path, records, false);
         return 0;
       }
+      // There is room again: the other files' kept lines need not wait for the timer.
+      if (byPath.size > 0) retryAll();
+      return bytes;
     },
     rewrite(threadId, path, records) {
       forgetAppendState(path);
