@@ -184,4 +184,70 @@ describe.skipIf(!mount)("guppy serve on a full disk", () => {
     const context = readFileSync(join(home, "http", "api", "answer", "context.jsonl"), "utf8");
     expect(context).toContain("all of it all of it");
   }, 120_000);
+
+  it("a restart before the answer could be saved reports the prompt once there is room: nothing accepted is lost", async () => {
+    const dir = mount as string;
+    const filler = join(dir, "filler");
+    stops.push(() => rmSync(filler, { force: true }));
+    const llm = await startMockLlm((request) =>
+      lastMessage(request)?.role === "tool"
+        ? { content: LONG_ANSWER }
+        : {
+            toolCalls: [
+              {
+                name: "bash",
+                arguments: JSON.stringify({
+                  command: `dd if=/dev/zero of=${filler} bs=64k 2>/dev/null; echo filled`,
+                }),
+              },
+            ],
+          },
+    );
+    stops.push(() => llm.stop());
+    const home = join(dir, "home-restart");
+    mkdirSync(home);
+    stops.push(() => rmSync(home, { recursive: true, force: true }));
+    const env = { ...llm.env("openai-completions"), GUPPY_SANDBOX: "host" };
+    const first = await startServe(home, env);
+    const thread = "http:api:restart";
+    const accepted = await first.api(`/v1/threads/${thread}/messages`, {
+      method: "POST",
+      body: JSON.stringify({ text: "fill the disk, then stop" }),
+    });
+    expect(accepted.status).toBe(202);
+    await waitFor(
+      () => (/answer for http:api:restart not saved/.test(first.stdout()) ? true : undefined),
+      30_000,
+      "the not-saved line",
+    );
+    // Stopped while the disk is still full: the answer is lost, the prompt is not.
+    first.child.kill("SIGTERM");
+    await first.exited;
+    expect(inboxOf(home, thread).done).toEqual([]);
+    rmSync(filler);
+    const second = await startServe(home, env);
+    stops.push(async () => {
+      second.child.kill("SIGTERM");
+      await second.exited;
+    });
+    // Its run had called a tool: reported, not run again.
+    const messages = await waitFor(
+      async () => {
+        const m = await threadMessages(second, thread);
+        return m.some((x) => x.is_bot) ? m : undefined;
+      },
+      30_000,
+      "the report in GET …/messages",
+    );
+    expect(messages[0]?.text).toBe("fill the disk, then stop");
+    expect(messages.find((m) => m.is_bot)?.text).toMatch(
+      /guppy stopped while working on your message/,
+    );
+    await waitFor(
+      () => (inboxOf(home, thread).done.length === 1 ? true : undefined),
+      30_000,
+      "the done line",
+    );
+    expect(llm.requests()).toHaveLength(2);
+  }, 120_000);
 });
