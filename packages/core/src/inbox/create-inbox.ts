@@ -246,6 +246,7 @@ export function createInbox(options: {
    * again after a restart (its actions repeated), a lost `done` line its answer replayed.
    */
   let held: InboxRecord[] = [];
+  let closed = false;
   let heldTimer: ReturnType<typeof setInterval> | undefined;
   /** Writes the held lines (with `then`, if given, after them); throws when the journal refuses. */
   const writeHeld = (then?: InboxRecord) => {
@@ -284,6 +285,8 @@ export function createInbox(options: {
    * after the lines held before it), applied, never thrown (the run goes on either way).
    */
   const progress = (record: Extract<InboxRecord, { t: "tool" | "done" | "ran" | "cleared" }>) => {
+    // After `close` (an answer saved late, at shutdown): the next start reads the journal as is.
+    if (closed) return;
     try {
       if (record.t === "tool" || record.t === "done") {
         const threadId = owners.get(record.id);
@@ -381,6 +384,7 @@ export function createInbox(options: {
       compactIfLarge();
     },
     close() {
+      closed = true;
       if (heldTimer !== undefined) clearInterval(heldTimer);
       heldTimer = undefined;
       try {
