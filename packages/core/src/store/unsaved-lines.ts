@@ -47,6 +47,8 @@ interface Kept {
   /** Set when the whole file is to be written with `records` (a rewrite the disk refused). */
   rewrite: boolean;
   records: unknown[];
+  /** A retry failed for another reason than room, and said so (once). */
+  warned?: boolean;
 }
 
 /** How often kept lines are tried again while there are any (ms). */
@@ -84,7 +86,8 @@ export function createUnsavedLines(options: { logger: Logger; retryMs?: number }
         writeFileAtomic(path, serializeJsonl(kept.records));
       } else appendAt(path, kept.records);
     } catch (error) {
-      if (!isNoSpace(error)) {
+      if (!isNoSpace(error) && !kept.warned) {
+        kept.warned = true;
         logger.warn(`Could not write the lines kept for ${path}; trying again later`, {
           error: String(error),
         });
