@@ -21,6 +21,9 @@ export const INBOX_LOCK_FILE = "inbox.lock";
 const LEGACY_INBOX_FILE = "inbox.jsonl";
 /** The journal is compacted (rewritten with only what is still needed) past this size. */
 const DEFAULT_COMPACT_BYTES = 1024 * 1024;
+/** Progress lines kept for a journal the disk refuses, at most (memory stays bounded). */
+const MAX_HELD = 10_000;
+const HELD_RETRY_MS = 5000;
 
 /**
  * The durable inbox: one journal for all threads (`<home>/inbox.jsonl`, see inbox-journal.ts) and
@@ -112,6 +115,8 @@ export function createInbox(options: {
   compactBytes?: number;
   /** Another journal than the home's (no legacy per-thread inboxes are imported into it). */
   location?: InboxLocation;
+  /** How often progress lines a full disk refused are tried again (ms; default 5 s). */
+  retryMs?: number;
 }): Inbox {
   const { store, location } = options;
   const logger = options.logger ?? silentLogger;
@@ -226,6 +231,8 @@ export function createInbox(options: {
     if (journal.size < compactAt) return;
     try {
       journal.rewrite(store.redact(live()));
+      // The index the new content comes from has the held lines applied.
+      held = [];
       compactAt = Math.max(compactBytes, 2 * journal.size);
     } catch (error) {
       logger.warn(`Could not compact the inbox journal ${path}`, { error: String(error) });
@@ -234,10 +241,52 @@ export function createInbox(options: {
   };
 
   /**
-   * A progress line: written (after its prompt's accepted line, when that is still deferred),
-   * applied, never thrown (the run goes on either way).
+   * Progress lines the journal refused (a full disk), oldest first: written before the next line
+   * and every few seconds until they go through. A lost `tool` line would have its prompt run
+   * again after a restart (its actions repeated), a lost `done` line its answer replayed.
+   */
+  let held: InboxRecord[] = [];
+  let closed = false;
+  let heldTimer: ReturnType<typeof setInterval> | undefined;
+  /** Writes the held lines (with `then`, if given, after them); throws when the journal refuses. */
+  const writeHeld = (then?: InboxRecord) => {
+    if (held.length === 0) {
+      if (then) journal.append([then]);
+      return;
+    }
+    journal.append(then ? [...held, then] : held);
+    held = [];
+    if (heldTimer !== undefined) clearInterval(heldTimer);
+    heldTimer = undefined;
+    logger.info(`Wrote the inbox lines kept while ${path} could not be written`);
+  };
+  const hold = (record: InboxRecord, error: unknown) => {
+    if (held.length === 0) {
+      logger.error(`Could not write the inbox journal ${path}; the line is kept and retried`, {
+        error: String(error),
+      });
+    }
+    if (held.length < MAX_HELD) held.push(record);
+    if (heldTimer === undefined) {
+      heldTimer = setInterval(retryHeld, options.retryMs ?? HELD_RETRY_MS);
+      heldTimer.unref?.();
+    }
+  };
+  const retryHeld = () => {
+    try {
+      writeHeld();
+    } catch {
+      // Still no room: the timer tries again.
+    }
+  };
+
+  /**
+   * A progress line: written (after its prompt's accepted line, when that is still deferred, and
+   * after the lines held before it), applied, never thrown (the run goes on either way).
    */
   const progress = (record: Extract<InboxRecord, { t: "tool" | "done" | "ran" | "cleared" }>) => {
+    // After `close` (an answer saved late, at shutdown): the next start reads the journal as is.
+    if (closed) return;
     try {
       if (record.t === "tool" || record.t === "done") {
         const threadId = owners.get(record.id);
@@ -245,9 +294,9 @@ export function createInbox(options: {
         const through = accepted ? deferredAs.get(accepted.record) : undefined;
         if (through !== undefined) journal.flush(through);
       }
-      journal.append([record]);
+      writeHeld(record);
     } catch (error) {
-      logger.error(`Could not write the inbox journal ${path}`, { error: String(error) });
+      hold(record, error);
     }
     apply(record);
   };
@@ -275,6 +324,8 @@ export function createInbox(options: {
         deferredAs.set(record, journal.deferred);
       } else journal.appendSynced([written]);
       apply(record);
+      // It went through: there may be room for the lines held before it.
+      if (held.length > 0) retryHeld();
       return synced ? { record, synced } : { record };
     },
     written(record) {
@@ -333,7 +384,11 @@ export function createInbox(options: {
       compactIfLarge();
     },
     close() {
+      closed = true;
+      if (heldTimer !== undefined) clearInterval(heldTimer);
+      heldTimer = undefined;
       try {
+        retryHeld();
         journal.close();
       } finally {
         release();

@@ -1,5 +1,5 @@
 import type { ImageContent } from "@mariozechner/pi-ai";
-import type { AcceptedRecord, PendingPrompt } from "../inbox/inbox-record.js";
+import type { AcceptedRecord, InboxOutcome, PendingPrompt } from "../inbox/inbox-record.js";
 import { oneLine } from "../runner/message-text.js";
 import type { LogEntry } from "../store/thread-layout.js";
 import type { AgentRunner, RunnerEvent } from "../types.js";
@@ -114,7 +114,7 @@ async function runPrompt(host: ActorHost, actor: ActorState, item: QueuedPrompt)
   const handle = item.thread ?? actor.handle ?? host.linkHandle(threadId);
   const deliver = (event: RunnerEvent) => {
     if (event.type === "tool_call") inbox.tool(threadId, record.id, event.name, event.args);
-    if (event.type === "run_end") inbox.done(threadId, record.id, event.stopReason);
+    if (event.type === "run_end") markDone(host, threadId, record.id, event.stopReason);
     if (handle?.onEvent) {
       try {
         handle.onEvent(event);
@@ -189,6 +189,25 @@ async function runPrompt(host: ActorHost, actor: ActorState, item: QueuedPrompt)
     actor.afterRun = undefined;
     for (const fn of after ?? []) fn();
   }
+}
+
+/**
+ * Marks a prompt done in the inbox once what its run wrote (answer, context) is on disk. On a
+ * full disk the store keeps those lines in memory and writes them when there is room: until
+ * then the prompt stays pending, so a restart meanwhile reports or replays it instead of
+ * forgetting an answer that was never saved.
+ */
+function markDone(host: ActorHost, threadId: string, id: string, outcome: InboxOutcome): void {
+  const saved = host.store.whenSaved(threadId);
+  if (saved === undefined) {
+    host.inbox.done(threadId, id, outcome);
+    return;
+  }
+  host.logger.error(`answer for ${threadId} not saved (disk full?); kept pending, retrying`);
+  void saved.then(() => {
+    host.inbox.done(threadId, id, outcome);
+    host.logger.info(`answer for ${threadId} saved`);
+  });
 }
 
 /** Syncs messages logged while no agent ran into the context. */
@@ -279,7 +298,7 @@ function reportInterrupted(
   } catch (error) {
     host.logger.error(`Could not save the context of ${threadId}`, { error: String(error) });
   }
-  host.inbox.done(threadId, record.id, "interrupted-reported");
+  markDone(host, threadId, record.id, "interrupted-reported");
   host.counts.reported++;
   host.emit({ type: "replayed", threadId, inboxId: record.id, action: "reported" });
   const handle = item.thread ?? host.linkHandle(threadId);

@@ -2,12 +2,10 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync 
 import { basename, dirname, join } from "node:path";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import {
-  appendLines,
   forgetAppendState,
   makeDirectoryAsync,
   openAppendFd,
   openForAppendAsync,
-  serializeJsonl,
 } from "../fs/durable-append.js";
 import { type JsonlTail, readJsonl, readJsonlBefore, readJsonlFrom } from "../fs/jsonl.js";
 import { overwriteInPlace, writeFileAtomic } from "../fs/write.js";
@@ -33,6 +31,7 @@ import {
   WORKSPACE_DIR,
 } from "./thread-layout.js";
 import { parseSavedStatus } from "./thread-status-file.js";
+import { createUnsavedLines } from "./unsaved-lines.js";
 
 /** Per-thread filesystem state under GUPPY_HOME, in the layout `<home>/<adapter>/<channel>/<thread>/`. */
 export interface Store {
@@ -52,6 +51,10 @@ export interface Store {
 
   /** The path of the thread's log.jsonl (for a reader elsewhere, e.g. the HTTP API's worker). */
   logFile(threadId: string): string;
+  /**
+   * Appends to log.jsonl. On a full disk the entry is kept in memory and written later (see
+   * `whenSaved`), not thrown; `readLog` reads what is on disk.
+   */
   appendLog(threadId: string, entry: LogEntry): void;
   readLog(threadId: string): LogEntry[];
   /** The log entries appended after byte `offset` (see `readJsonlFrom`): no re-read of history. */
@@ -67,11 +70,21 @@ export interface Store {
    * inbox journal uses it too); `value` itself without a redactor.
    */
   redact<T>(value: T): T;
+  /** The thread's context: context.jsonl with the messages kept in memory for it after them. */
   loadContext(threadId: string): AgentMessage[];
-  /** Appends messages to context.jsonl (the common, cheap path after each turn). */
+  /**
+   * Appends messages to context.jsonl (the common, cheap path after each turn). On a full disk
+   * they are kept in memory and written later (see `whenSaved`), not thrown.
+   */
   appendContext(threadId: string, messages: readonly AgentMessage[]): void;
-  /** Rewrites context.jsonl atomically (after a compaction or a repair). */
+  /** Rewrites context.jsonl atomically (after a compaction or a repair); kept like appends. */
   saveContext(threadId: string, messages: readonly AgentMessage[]): void;
+  /**
+   * Resolves once the log entries and context messages kept in memory for the thread (the disk
+   * was full) are written — tried again before its next append and every few seconds; undefined
+   * when nothing of it is kept. What a run wrote is on disk only then.
+   */
+  whenSaved(threadId: string): Promise<void> | undefined;
   /** Moves context.jsonl aside (`context-<time>.jsonl`) so the thread starts fresh; returns the archive path. */
   archiveContext(threadId: string): string | undefined;
   /** Thread ids that have a directory on disk. */
@@ -112,9 +125,12 @@ export function createStore(options: {
   logger?: Logger;
   /** Applied to every log entry and context message before it is written (configured secrets). */
   redactor?: Redactor;
+  /** How often lines kept on a full disk are tried again (ms; tests use a short one). */
+  unsavedRetryMs?: number;
 }): Store {
   const home = options.home;
   const logger = options.logger ?? silentLogger;
+  const unsaved = createUnsavedLines({ logger, retryMs: options.unsavedRetryMs });
   const redact = options.redactor?.active ? options.redactor.value : <T>(v: T) => v;
   const ensured = new Set<string>();
 
@@ -152,20 +168,9 @@ export function createStore(options: {
     ensure(paths.dir);
     return paths[name];
   };
-  /**
-   * Appends to the thread's file. When its directory is gone (removed by hand to reset the
-   * thread, while it ran), it is made again and the lines go to a new file, not nowhere.
-   */
-  const append = (threadId: string, name: "log" | "context", records: readonly unknown[]) => {
-    const path = file(threadId, name);
-    try {
-      return appendLines(path, records);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-      ensured.delete(pathsOf(threadId).dir);
-      return appendLines(file(threadId, name), records);
-    }
-  };
+  /** Appends to the thread's file (0 bytes: kept in memory, the disk is full). */
+  const append = (threadId: string, name: "log" | "context", records: readonly unknown[]) =>
+    unsaved.append(threadId, file(threadId, name), records);
 
   return {
     home,
@@ -183,7 +188,9 @@ export function createStore(options: {
       const bytes = append(threadId, "log", [entry]);
       const mirror = logMirrors.get(threadId);
       if (mirror === undefined) return;
-      if (mirror.records.length >= MAX_MIRRORED) logMirrors.delete(threadId);
+      // Kept for later: the file is read when it is written.
+      if (bytes === 0) logMirrors.delete(threadId);
+      else if (mirror.records.length >= MAX_MIRRORED) logMirrors.delete(threadId);
       else {
         mirror.to += bytes;
         mirror.records.push(entry);
@@ -210,23 +217,28 @@ export function createStore(options: {
     },
 
     loadContext(threadId) {
-      return readJsonl(pathsOf(threadId).context, logger, isAgentMessage);
+      const path = pathsOf(threadId).context;
+      const kept = unsaved.kept(path);
+      const messages = kept?.rewrite ? [] : readJsonl(path, logger, isAgentMessage);
+      return kept ? [...messages, ...(kept.records as AgentMessage[])] : messages;
     },
     appendContext(threadId, messages) {
       append(threadId, "context", redact(messages));
     },
     saveContext(threadId, messages) {
-      const path = file(threadId, "context");
-      forgetAppendState(path);
-      writeFileAtomic(path, serializeJsonl(redact(messages)));
+      unsaved.rewrite(threadId, file(threadId, "context"), redact(messages));
     },
+    whenSaved: (threadId) => unsaved.whenSaved(threadId),
     archiveContext(threadId) {
       const current = pathsOf(threadId).context;
       forgetAppendState(current);
-      if (!existsSync(current)) return undefined;
+      const kept = unsaved.kept(current) !== undefined;
+      if (!existsSync(current) && !kept) return undefined;
       const stamp = new Date().toISOString().replace(/[:.]/g, "-");
       const target = join(threadDir(threadId), `context-${stamp}.jsonl`);
-      renameSync(current, target);
+      if (existsSync(current)) renameSync(current, target);
+      // What is kept for the context belongs to the conversation that is put aside.
+      unsaved.moved(current, target);
       return target;
     },
     async openFiles(threadId) {

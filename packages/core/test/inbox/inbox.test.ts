@@ -23,6 +23,14 @@ import { createLineLogger } from "../../src/logging/logger.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
 import { fakeFullDisk } from "../helpers/full-disk.js";
 
+const until = async (predicate: () => boolean, ms = 5000) => {
+  const t0 = Date.now();
+  while (!predicate()) {
+    if (Date.now() - t0 > ms) throw new Error("timed out waiting");
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
 describe("inbox journal", () => {
   let home: string;
   let store: Store;
@@ -342,6 +350,42 @@ describe("inbox journal", () => {
           .scan()
           .map((p) => p.record.id),
       ).toEqual([...big.map((p) => p.id), late.record.id]);
+    });
+    it("keeps the progress lines it could not write and writes them once there is room", async () => {
+      const inbox = createInbox({ store, retryMs: 20 });
+      open.push(inbox);
+      const first = inbox.accept("test:c:a", { text: "first" }).record;
+      disk.free = 0;
+      // A tool line and a done line the disk refuses: kept, not lost.
+      inbox.tool("test:c:a", first.id, "bash", { command: "rm -rf scratch" });
+      inbox.done("test:c:a", first.id, "stop");
+      expect(lines().map((l) => l.t)).toEqual(["accepted"]);
+      expect(inbox.pending("test:c:a")).toEqual([]);
+      // Room again: the timer writes them.
+      disk.free = undefined;
+      await until(() => lines().length === 3);
+      expect(lines().map((l) => l.t)).toEqual(["accepted", "tool", "done"]);
+      // Or the next line that goes through takes them along.
+      disk.free = 0;
+      const second = inbox.accept("test:c:b", { text: "second" }, true);
+      await expect(second.synced).rejects.toThrow(/ENOSPC/);
+      disk.free = undefined;
+      const third = inbox.accept("test:c:b", { text: "third" }).record;
+      disk.free = 0;
+      inbox.done("test:c:b", third.id, "stop");
+      disk.free = undefined;
+      inbox.handled("test:c:b", "m-1");
+      expect(lines().map((l) => l.t)).toEqual([
+        "accepted",
+        "tool",
+        "done",
+        "accepted",
+        "done",
+        "ran",
+      ]);
+      inbox.close();
+      open = [];
+      expect(make().scan()).toEqual([]);
     });
   });
 

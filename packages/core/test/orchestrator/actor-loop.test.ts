@@ -2,7 +2,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { INBOX_FILE } from "../../src/inbox/create-inbox.js";
+import type { Logger } from "../../src/logging/logger.js";
+import { createStore } from "../../src/store/create-store.js";
 import type { OrchestratorEvent } from "../../src/types.js";
+import { fakeFullDisk } from "../helpers/full-disk.js";
 import { recordingHandle, until, useOrchestratorHarness } from "./harness.js";
 
 describe("orchestrator's actor loop: one prompt's run", () => {
@@ -100,5 +103,58 @@ describe("orchestrator's actor loop: one prompt's run", () => {
     await until(() => a.finals().length + b.finals().length + c.finals().length === 5);
     // b and c asked for a slot while a1 ran; a asks again only after a1, so it goes behind them.
     expect(starts).toEqual(["gate a1", "b1", "c1", "a2", "a3"]);
+  });
+
+  it("marks a prompt done only once its answer is on disk, when the disk fills during its run", async () => {
+    const disk = fakeFullDisk();
+    try {
+      h.store = createStore({ home: h.home, unsavedRetryMs: 20 });
+      const errors: string[] = [];
+      const infos: string[] = [];
+      const logger: Logger = {
+        debug() {},
+        info: (m) => infos.push(m),
+        warn() {},
+        error: (m) => errors.push(m),
+      };
+      const o = await h.started({ logger });
+      const id = "test:c:full";
+      const t = recordingHandle(id);
+      o.send(id, { type: "prompt", text: "gate, then answer", thread: t.handle });
+      await h.gate.entered();
+      disk.free = 0;
+      h.gate.open();
+      await until(() => t.finals().length === 1);
+      // The answer was delivered; it could not be saved, and the log says so in one line.
+      expect(t.finals()[0]).toMatchObject({ text: "after tool: gate, then answer" });
+      expect(errors).toEqual([
+        "answer for test:c:full not saved (disk full?); kept pending, retrying",
+      ]);
+      // Retries while full change nothing: no answer on disk, no done line.
+      await new Promise((r) => setTimeout(r, 100));
+      const journal = () =>
+        readFileSync(join(h.home, INBOX_FILE), "utf8")
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((l) => JSON.parse(l) as { t: string });
+      expect(journal().map((l) => l.t)).toEqual(["accepted", "tool"]);
+      expect(h.store.readLog(id).filter((e) => e.isBot)).toEqual([]);
+      // Room again: the timer writes the kept lines, then the prompt is done.
+      disk.free = undefined;
+      await until(() => journal().some((l) => l.t === "done"));
+      expect(h.store.readLog(id).map((e) => e.text)).toEqual([
+        "gate, then answer",
+        "after tool: gate, then answer",
+      ]);
+      expect(h.store.loadContext(id).map((m) => m.role)).toEqual([
+        "user",
+        "assistant",
+        "toolResult",
+        "assistant",
+      ]);
+      expect(infos).toContain("answer for test:c:full saved");
+    } finally {
+      disk.restore();
+    }
   });
 });
