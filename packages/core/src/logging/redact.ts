@@ -22,6 +22,12 @@ export interface Redactor {
   value<T>(v: T): T;
   /** A redactor for one stream of text pieces (see TextStream). */
   stream(): TextStream;
+  /**
+   * How many chars at the `end` (or the `start`) of `piece`, cut out of a longer text, may be
+   * part of a secret the cut split: no whole-value match finds half a key, so an excerpt leaves
+   * those chars out with the rest of what it omits. 0 when nothing there could be.
+   */
+  splitSecret(piece: string, side: "start" | "end"): number;
 }
 
 /**
@@ -83,6 +89,23 @@ export function createRedactor(secrets: readonly Secret[]): Redactor {
     return held;
   };
 
+  /** Length of the longest head of `s` that is the end of a secret (and not a whole one). */
+  const heldHead = (s: string): number => {
+    let held = 0;
+    for (const { value: secret } of patterns) {
+      for (let k = Math.min(secret.length - 1, s.length); k > held; k--) {
+        if (s.startsWith(secret.slice(secret.length - k))) {
+          held = k;
+          break;
+        }
+      }
+    }
+    return held;
+  };
+
+  const splitSecret = (piece: string, side: "start" | "end"): number =>
+    active ? (side === "end" ? heldTail(piece) : heldHead(piece)) : 0;
+
   const stream = (): TextStream => {
     let pending = "";
     return {
@@ -101,7 +124,7 @@ export function createRedactor(secrets: readonly Secret[]): Redactor {
     };
   };
 
-  return { active, text, value, stream };
+  return { active, text, value, stream, splitSecret };
 }
 
 /** A copy of `v` with `text` applied to every string, sharing what did not change. */

@@ -59,6 +59,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       modelProvider: resolved.model.provider,
       secretEnv: secretEnvNames(config.settings),
     });
+  const redactor = options.redactor ?? createRedactor(configuredSecrets(config, resolved));
   const ctx: ToolContext = {
     workspaceDir,
     artifactsDir: () => store.artifactsDir(threadId),
@@ -66,6 +67,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     toolResultMaxChars: config.toolResultMaxChars,
     bashTimeoutSeconds: config.bashTimeoutSeconds,
     pathPolicy: sandboxPathPolicy(sandboxConfig, config.home, threadId),
+    redactor,
   };
   // Each role's tools, per the `tools` setting for this thread's channel; a guest's file tools
   // reach only its workspace and attachments. Paths in their results are the sandbox's.
@@ -142,7 +144,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       return prompt;
     },
     logger: options.logger,
-    redactor: options.redactor ?? createRedactor(configuredSecrets(config, resolved)),
+    redactor,
     baseStreamFn: options.baseStreamFn,
   });
 }

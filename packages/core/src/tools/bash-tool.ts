@@ -66,13 +66,16 @@ export function createBashTool(ctx: ToolContext): AgentTool<typeof parameters, B
         // An output too long for memory goes to its file as it comes, from its start.
         spillTo: () => artifactPath(ctx.artifactsDir(), "bash"),
       });
+      // Redacted before it is cut to an excerpt: the tool-result hook redacts whole values
+      // only, and a cut through a key would leave its halves in the context.
       const spilled = result.overflow
-        ? overflowExcerpt(result.output, result.overflow, ctx.toolResultMaxChars)
+        ? overflowExcerpt(result.output, result.overflow, ctx.toolResultMaxChars, ctx.redactor)
         : spillOutput({
             text: result.output,
             maxChars: ctx.toolResultMaxChars,
             dir: ctx.artifactsDir,
             label: "bash",
+            ...(ctx.redactor ? { redactor: ctx.redactor } : {}),
           });
       const details: BashDetails = {
         exitCode: result.exitCode,

@@ -32,7 +32,9 @@ export function artifactPath(dir: string, label: string): string {
  * Keeps text up to `maxChars` as is. Longer text is saved whole under `dir` and replaced by its
  * head and tail (the end of an output is usually where errors and results are) with a note that
  * gives the saved file's path, which the `read` tool can page through. A file that cannot be
- * written (a full disk) is removed, and the note says why nothing was saved.
+ * written (a full disk) is removed, and the note says why nothing was saved. With a `redactor`,
+ * configured secrets are taken out of the whole text before it is saved or cut: a cut through a
+ * secret would leave halves no later redaction recognises.
  */
 export function spillOutput(options: {
   text: string;
@@ -40,8 +42,10 @@ export function spillOutput(options: {
   /** The artifacts directory, asked for (and made) only when the text is too long. */
   dir: () => string;
   label: string;
+  redactor?: Redactor;
 }): SpillResult {
-  const { text, maxChars } = options;
+  const { maxChars, redactor } = options;
+  const text = redactor ? redactor.text(options.text) : options.text;
   if (text.length <= maxChars) return { text };
   let path: string | undefined;
   try {
@@ -96,16 +100,28 @@ export function excerptHeadTail(
  * The excerpt of a command output too long to hold in memory (the sandbox kept its `head` and
  * its tail and streamed it to a file): its real first and last chars within about `maxChars`,
  * and a note giving its true size and the file that holds it — or how much of it, or why none.
+ * With a `redactor`, the excerpt's borders leave out a secret they would cut through (counted
+ * as omitted), and the secrets within it are redacted; the saved file is redacted afterwards
+ * (the tool-result hook, createToolResultSpill).
  */
 export function overflowExcerpt(
   head: string,
   overflow: OutputOverflow,
   maxChars: number,
+  redactor?: Redactor,
 ): SpillResult {
   const lengths = excerptLengths(maxChars);
-  const shownHead = head.slice(0, lengths.head);
-  const shownTail = overflow.tail.slice(Math.max(0, overflow.tail.length - lengths.tail));
+  let shownHead = head.slice(0, lengths.head);
+  let shownTail = overflow.tail.slice(Math.max(0, overflow.tail.length - lengths.tail));
+  if (redactor?.active) {
+    shownHead = shownHead.slice(0, shownHead.length - redactor.splitSecret(shownHead, "end"));
+    shownTail = shownTail.slice(redactor.splitSecret(shownTail, "start"));
+  }
   const omitted = overflow.totalBytes - Buffer.byteLength(shownHead) - Buffer.byteLength(shownTail);
+  if (redactor?.active) {
+    shownHead = redactor.text(shownHead);
+    shownTail = redactor.text(shownTail);
+  }
   const size = `${overflow.totalBytes} bytes, ${overflow.lines} lines`;
   const { file } = overflow;
   let where: string;

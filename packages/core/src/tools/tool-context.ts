@@ -2,6 +2,7 @@ import { closeSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import type { AgentToolResult } from "@mariozechner/pi-agent-core";
+import type { Redactor } from "../logging/redact.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { PathMode, PathPolicy } from "./path-policy.js";
 
@@ -21,6 +22,11 @@ export interface ToolContext {
    * files refused); absent: anything.
    */
   pathPolicy?: PathPolicy;
+  /**
+   * Configured secrets, taken out of a long output before the tool cuts it to an excerpt (the
+   * tool-result hook redacts the result again, whole values only).
+   */
+  redactor?: Redactor;
 }
 
 /**

@@ -56,6 +56,16 @@ describe("createRedactor", () => {
     );
   });
 
+  it("measures a secret a cut split at either border of a piece, and nothing else", () => {
+    expect(redactor.splitSecret("output ... sk-test-0123", "end")).toBe(12);
+    expect(redactor.splitSecret("456789abcdef more output", "start")).toBe(12);
+    expect(redactor.splitSecret("ABCDEFGH and then", "start")).toBe(8);
+    expect(redactor.splitSecret(`whole ${KEY}`, "end")).toBe(0);
+    expect(redactor.splitSecret(`${KEY} whole`, "start")).toBe(0);
+    expect(redactor.splitSecret("plain text", "end")).toBe(0);
+    expect(createRedactor([]).splitSecret("sk-test-0", "end")).toBe(0);
+  });
+
   it("passes ordinary text on at once", () => {
     const stream = redactor.stream();
     expect(stream.push("Hello there")).toBe("Hello there");

@@ -3,11 +3,13 @@ import { join } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { settingsSchema } from "../../src/config/settings-schema.js";
+import { createRedactor } from "../../src/logging/redact.js";
 import type { ExecOptions } from "../../src/sandbox/exec.js";
 import { hostContainment } from "../../src/sandbox/host-sandbox.js";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../../src/tools/bash-timeout.js";
 import { createBashTool } from "../../src/tools/bash-tool.js";
+import { excerptLengths } from "../../src/tools/spill-output.js";
 import { fakeFullDisk } from "../helpers/full-disk.js";
 import { uniqueMarker, waitNoneWith, waitRunning } from "../helpers/process-state.js";
 import { resultText, toolFixture } from "./tool-fixture.js";
@@ -264,6 +266,49 @@ describe("bash tool", () => {
     } finally {
       disk.restore();
     }
+  });
+
+  it("redacts a secret the excerpt's borders cut through, in memory and past it", async () => {
+    const KEY = "sk-live-Q7f3Zp9WmX2vL8rT4yB6";
+    const redactor = createRedactor([{ name: "GUPPY_API_KEY", value: KEY }]);
+    const { head, tail } = excerptLengths(1000);
+    /** An output of `size` chars with the key across its excerpt's head and tail borders. */
+    const output = (size: number) => {
+      const chars = "x".repeat(size).split("");
+      for (const at of [head - 10, size - tail - 10]) chars.splice(at, KEY.length, ...KEY);
+      return chars.join("");
+    };
+    const leaked = (text: string) =>
+      [KEY.slice(0, 6), KEY.slice(6, 12), KEY.slice(-12, -6), KEY.slice(-6)].filter((part) =>
+        text.includes(part),
+      );
+    const file = join(fx.workspaceDir, "out.txt");
+
+    writeFileSync(file, output(5000));
+    const small = createBashTool({ ...fx.ctx, toolResultMaxChars: 1000, redactor });
+    const inMemory = resultText(await small.execute("1", { command: "cat out.txt" }));
+    expect(inMemory).toContain("[... ");
+    expect(leaked(inMemory)).toEqual([]);
+    // The saved output is the redacted one.
+    const saved = readFileSync(/saved at (\S+);/.exec(inMemory)?.[1] ?? "", "utf8");
+    expect(saved.split("[redacted: GUPPY_API_KEY]")).toHaveLength(3);
+
+    writeFileSync(file, output(100_000));
+    const big = createBashTool({
+      ...fx.ctx,
+      toolResultMaxChars: 1000,
+      redactor,
+      sandbox: smallSandbox({ maxBufferBytes: 65536 }),
+    });
+    const overflow = resultText(await big.execute("2", { command: "cat out.txt" }));
+    expect(overflow).toMatch(/bytes omitted/);
+    expect(leaked(overflow)).toEqual([]);
+    // The split key's chars are among those counted as left out.
+    const shown = overflow
+      .replace(/\n\n\[\.\.\. .*\]\n\n/s, "")
+      .replace(/\n\n\[exit code 0\]$/, "");
+    const omitted = Number(/\[\.\.\. (\d+) bytes omitted/.exec(overflow)?.[1]);
+    expect(shown.length + omitted).toBe(100_000);
   });
 
   it("refuses a timeout_seconds past the maximum instead of a run killed at once", async () => {

@@ -1,17 +1,14 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
-  configuredSecrets,
   createLineLogger,
-  createRedactor,
   createStore,
-  type GuppyConfig,
-  type Logger,
   redactLogger,
   resolveModel,
   routeConsoleTo,
   type Store,
 } from "@guppy/core";
+import { threadDirOf } from "@guppy/core/thread-layout";
 import { API_TOKEN_FILE, existingApiToken } from "../channels/http/api-token.js";
 import { type GatewayAddress, readGatewayFile } from "../channels/http/gateway-file.js";
 import type { AppConfig } from "../channels/registry.js";
@@ -28,7 +25,7 @@ import type { ThreadClient } from "../terminal/thread-client.js";
 import { createLocalThread } from "./chat-local-thread.js";
 import { chatSessionHolder, lockChatSession, sessionOpenError } from "./chat-session-lock.js";
 import { type ChatStop, watchStopSignals } from "./chat-stop-signals.js";
-import { loadCliConfig } from "./load-cli-config.js";
+import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
 
 /**
  * `guppy chat`: the interactive terminal, or with -m one prompt whose answer alone goes to stdout.
@@ -43,19 +40,13 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   const threadId = sessionThreadId(args.session);
   const session = args.session ?? "default";
   const config = loadCliConfig(args);
-  // The secrets of the configuration; the model's own key is added where the model is resolved.
-  const redactor = createRedactor(configuredSecrets(config));
-  const logger = redactLogger(
-    createLineLogger({ level: config.debug ? "debug" : "warn" }),
-    redactor,
-  );
-  // A provider's malformed chunk, printed raw by its SDK: the run's error says what failed.
-  routeConsoleTo(logger, "debug");
-  const store = createStore({ home: config.home, logger, redactor });
+  // Where the session's thread is (its lock, the gateway's event stream): nothing with a secret
+  // in it is written before the model is known, so the store (and its redactor) comes then.
+  const dirs: ThreadDirs = { threadDir: (id) => threadDirOf(config.home, id) };
   const gateway = readGatewayFile(config.home);
   const opened =
-    (gateway && (await attach(gateway, config, store, threadId, session))) ||
-    (await runHere(config, store, logger, threadId, session));
+    (gateway && (await attach(gateway, config, dirs, threadId, session))) ||
+    (await runHere(config, dirs, threadId, session));
   const { thread, explain } = opened;
   const stop = watchStopSignals(
     () => thread.abort(),
@@ -81,6 +72,9 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   }
 }
 
+/** The paths a chat needs before it knows where its thread runs. */
+type ThreadDirs = Pick<Store, "threadDir">;
+
 interface OpenedThread {
   thread: ThreadClient;
   explain: (message: string) => string;
@@ -95,7 +89,7 @@ interface OpenedThread {
 async function attach(
   gateway: GatewayAddress,
   config: AppConfig,
-  store: Store,
+  store: ThreadDirs,
   threadId: string,
   session: string,
 ): Promise<OpenedThread | undefined> {
@@ -121,19 +115,30 @@ async function attach(
   }
 }
 
-/** The thread through an orchestrator in this process (chat-local-thread.ts). */
+/**
+ * The thread through an orchestrator in this process (chat-local-thread.ts). Its one redactor,
+ * made once the model is resolved (a custom endpoint's key is known only then), is shared by its
+ * logger, store and runner, as in `guppy serve`.
+ */
 async function runHere(
-  config: GuppyConfig,
-  store: Store,
-  logger: Logger,
+  config: AppConfig,
+  dirs: ThreadDirs,
   threadId: string,
   session: string,
 ): Promise<OpenedThread> {
   // Before the model is looked for: a second chat on the session is told at once.
-  const unlock = lockChatSession(store, threadId, session);
+  const unlock = lockChatSession(dirs, threadId, session);
   try {
     const resolved = await resolveModel(config);
-    const thread = createLocalThread({ threadId, config, resolved, store, logger });
+    const redactor = createCliRedactor(config, resolved, existingApiToken(config));
+    const logger = redactLogger(
+      createLineLogger({ level: config.debug ? "debug" : "warn" }),
+      redactor,
+    );
+    // A provider's malformed chunk, printed raw by its SDK: the run's error says what failed.
+    routeConsoleTo(logger, "debug");
+    const store = createStore({ home: config.home, logger, redactor });
+    const thread = createLocalThread({ threadId, config, resolved, store, logger, redactor });
     const errors = createModelErrorExplainer(resolved.model.baseUrl);
     await thread.start();
     return { thread, explain: errors.explain, unlock, close: errors.close };

@@ -5,6 +5,7 @@ import {
   createThreadRunner,
   type GuppyConfig,
   type Logger,
+  type Redactor,
   type ResolvedModel,
   type Store,
 } from "@guppy/core";
@@ -31,6 +32,8 @@ export interface LocalThreadOptions {
   resolved: ResolvedModel;
   store: Store;
   logger: Logger;
+  /** The chat's redactor (the store's and logger's): its runner takes secrets out with it too. */
+  redactor: Redactor;
 }
 
 /**
@@ -44,7 +47,7 @@ export interface LocalThreadOptions {
 export function createLocalThread(
   options: LocalThreadOptions,
 ): ThreadClient & { start(): Promise<void> } {
-  const { threadId, config, resolved, store, logger } = options;
+  const { threadId, config, resolved, store, logger, redactor } = options;
   // Once per chat: a sandbox that cannot work here stops it (ConfigError, one line).
   const { sandbox: sandboxConfig, notice } = resolveSandbox(config);
   if (notice) process.stderr.write(`guppy: ${notice}\n`);
@@ -62,7 +65,15 @@ export function createLocalThread(
     // The chat holds the session's chat.lock already, and lets go of it after `close`.
     inbox: { file: journal, lock: () => () => {} },
     createRunner: (id) =>
-      createThreadRunner({ threadId: id, config, resolved, store, logger, sandboxConfig }),
+      createThreadRunner({
+        threadId: id,
+        config,
+        resolved,
+        store,
+        logger,
+        redactor,
+        sandboxConfig,
+      }),
   });
   // Notices reach the terminal as orchestrator events (below); the handle only takes them.
   orchestrator.registerChannel({

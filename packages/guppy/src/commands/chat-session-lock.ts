@@ -11,7 +11,11 @@ import { UsageError } from "../cli/cli-error.js";
  * A second chat on the session refuses with one line; a lock left by a process that is gone is
  * taken over. Returns the release function (also run at exit).
  */
-export function lockChatSession(store: Store, threadId: string, session: string): () => void {
+export function lockChatSession(
+  store: Pick<Store, "threadDir">,
+  threadId: string,
+  session: string,
+): () => void {
   const dir = store.threadDir(threadId);
   mkdirSync(dir, { recursive: true });
   return lockByPid(join(dir, CHAT_LOCK_FILE), (owner) => sessionOpenError(session, owner));
@@ -28,7 +32,10 @@ export function sessionOpenError(session: string, owner: number): UsageError {
  * The pid of the live `guppy chat` that has a terminal thread (`cli:…`) open, if any: a gateway
  * leaves that thread to it (see serve-command.ts).
  */
-export function chatSessionHolder(store: Store, threadId: string): number | undefined {
+export function chatSessionHolder(
+  store: Pick<Store, "threadDir">,
+  threadId: string,
+): number | undefined {
   if (!threadId.startsWith("cli:")) return undefined;
   try {
     return lockHolder(join(store.threadDir(threadId), CHAT_LOCK_FILE));

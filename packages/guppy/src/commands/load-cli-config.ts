@@ -1,6 +1,13 @@
 import { join } from "node:path";
-import { loadConfig } from "@guppy/core";
+import {
+  configuredSecrets,
+  createRedactor,
+  loadConfig,
+  type Redactor,
+  type ResolvedModel,
+} from "@guppy/core";
 import { kebab } from "@guppy/core/config";
+import { API_TOKEN_FILE } from "../channels/http/api-token.js";
 import { type AppConfig, checkToolChannels, guppySettings } from "../channels/registry.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { checkHome } from "./check-home.js";
@@ -29,4 +36,21 @@ export function secretFlagsWarning(args: CliArgs, config: AppConfig): string | u
   const flags = secret.map((key) => `--${kebab(key)}`).join(", ");
   const vars = secret.map((key) => config.settings[key]?.env ?? key).join(", ");
   return `${flags} can be read by anyone on this machine (ps) while guppy runs: set ${vars} in the environment instead, e.g. as KEY=value lines in ${join(config.home, "guppy.env")} (chmod 600) loaded by the systemd unit in the README, or in settings.json.`;
+}
+
+/**
+ * The one redactor of a command that runs agents (`guppy serve`, a `guppy chat` running its
+ * thread itself), shared by its logger, store and runners: every secret setting, the model's key
+ * and the provider key variables — a custom endpoint's <PROVIDER>_API_KEY among them, known only
+ * once the model is resolved — and the HTTP API's token when there is one.
+ */
+export function createCliRedactor(
+  config: AppConfig,
+  resolved: ResolvedModel,
+  apiToken: string | undefined,
+): Redactor {
+  return createRedactor([
+    ...configuredSecrets(config, resolved),
+    ...(apiToken ? [{ name: API_TOKEN_FILE, value: apiToken }] : []),
+  ]);
 }

@@ -1,8 +1,6 @@
 import { join } from "node:path";
 import {
-  configuredSecrets,
   createOrchestrator,
-  createRedactor,
   createStore,
   createThreadRunner,
   resolveModel,
@@ -16,7 +14,7 @@ import {
   takeOverRunningTrees,
 } from "@guppy/core/sandbox";
 import type { GatewayChannel, GatewayContext } from "../channels/channel.js";
-import { API_TOKEN_FILE, existingApiToken } from "../channels/http/api-token.js";
+import { apiTokenToRedact } from "../channels/http/api-token.js";
 import { removeGatewayFile, writeGatewayFile } from "../channels/http/gateway-file.js";
 import { type AppConfig, loadEnabledChannels } from "../channels/registry.js";
 import { ExitCode } from "../cli/cli-error.js";
@@ -25,7 +23,7 @@ import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { createGatewayLogger } from "../gateway/gateway-logger.js";
 import { heldByChat } from "./chat-session-lock.js";
-import { loadCliConfig } from "./load-cli-config.js";
+import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
 
 /**
  * `guppy serve`: the long-running gateway. Starts the orchestrator, every channel the
@@ -40,13 +38,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   const { sandbox: sandboxConfig, notice: sandboxNotice } = resolveSandbox(config);
   const resolved = await resolveModel(config);
   // Every secret guppy holds, taken out of what it logs, stores and sends (a key a tool printed);
-  // the HTTP API's token too when it is in <home>/api-token already (one generated at this
-  // first start is not).
-  const apiToken = existingApiToken(config);
-  const redactor = createRedactor([
-    ...configuredSecrets(config, resolved),
-    ...(apiToken ? [{ name: API_TOKEN_FILE, value: apiToken }] : []),
-  ]);
+  // the HTTP API's token too, generated now at a first start so that it is among them.
+  const redactor = createCliRedactor(config, resolved, apiTokenToRedact(config));
   const gw = createGatewayLogger({ home: config.home, debug: config.debug, redactor });
   const { logger } = gw;
   // A provider's malformed chunk, printed raw by its SDK, goes to the log cut to one line.

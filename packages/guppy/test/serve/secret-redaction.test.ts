@@ -16,10 +16,13 @@ import {
 /** guppy's own key for the model (GUPPY_API_KEY) and a provider variable pi-ai reads. */
 const KEY = "test-key-0123456789abcdef";
 const ANTHROPIC = "sk-ant-test-9876543210zyx";
+/** The key of a custom endpoint (provider "myllm": MYLLM_API_KEY). */
+const CUSTOM = "myllm-key-5555aaaa6666bbbb";
 
 /**
  * "run-bash CMD" asks for bash; a tool result is answered with its first line; "say-key" is
- * answered with the key twice (streamed in aimock's 20-char chunks, which split it).
+ * answered with the key twice (streamed in aimock's 20-char chunks, which split it),
+ * "say-custom-key" with the custom endpoint's key.
  */
 function script(request: ChatCompletionRequest): FixtureResponse {
   const last = request.messages[request.messages.length - 1];
@@ -31,6 +34,7 @@ function script(request: ChatCompletionRequest): FixtureResponse {
   if (bash?.[1])
     return { toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: bash[1] }) }] };
   if (text === "say-key") return { content: `Your key is ${KEY}, and again: ${KEY}.` };
+  if (text === "say-custom-key") return { content: `Your key is ${CUSTOM}.` };
   return { content: `You said: ${text}` };
 }
 
@@ -164,6 +168,30 @@ describe("guppy serve: configured secrets are redacted before they are stored, l
     expect(answer.choices[0]?.message.content).toBe("Tool said: [redacted: api-token]");
     expect(JSON.stringify(llm.requests.at(-1))).not.toContain(serve.token);
   }, 30_000);
+  it("the HTTP API's token generated at the first start is redacted from that start on", async () => {
+    const fresh = tempHome();
+    try {
+      serve = await startServe(fresh.home, { ...llm.env(), GUPPY_SANDBOX: "host" });
+      expect(serve.stdout()).toMatch(/token generated and saved to .*api-token/);
+      const path = join(fresh.home, "api-token");
+      const answer = await serve.api("/v1/chat/completions", {
+        method: "POST",
+        body: JSON.stringify({ messages: [{ role: "user", content: `run-bash cat ${path}` }] }),
+      });
+      const body = (await answer.json()) as { choices: Array<{ message: { content: string } }> };
+      expect(body.choices[0]?.message.content).toBe("Tool said: [redacted: api-token]");
+      expect(JSON.stringify(llm.requests.at(-1))).not.toContain(serve.token);
+      serve.child.kill("SIGTERM");
+      expect(await serve.exited).toBe(0);
+      const files = filesUnder(fresh.home).filter((f) => f !== path);
+      expect(files.some((f) => f.endsWith("context.jsonl"))).toBe(true);
+      for (const file of files) {
+        expect(readFileSync(file, "utf8").includes(serve.token), file).toBe(false);
+      }
+    } finally {
+      fresh.cleanup();
+    }
+  }, 30_000);
 });
 
 describe("guppy chat -m: configured secrets are redacted", () => {
@@ -196,5 +224,28 @@ describe("guppy chat -m: configured secrets are redacted", () => {
     const files = filesUnder(home.home);
     expect(files.some((f) => f.endsWith("context.jsonl"))).toBe(true);
     for (const file of files) expect(readFileSync(file, "utf8").includes(KEY), file).toBe(false);
+  }, 30_000);
+
+  it("a custom endpoint's key (<PROVIDER>_API_KEY) the model said reaches no file or stdout", async () => {
+    const custom = tempHome();
+    try {
+      const env = cleanEnv({
+        ...llm.env("openai-completions", "myllm/mock-model"),
+        GUPPY_HOME: custom.home,
+        GUPPY_SANDBOX: "host",
+        MYLLM_API_KEY: CUSTOM,
+      });
+      delete env.GUPPY_API_KEY;
+      const said = await runCli(["chat", "-m", "say-custom-key"], { env });
+      expect(said.stderr).toBe("");
+      expect(said.stdout).toBe("Your key is [redacted: MYLLM_API_KEY].\n");
+      const files = filesUnder(custom.home);
+      expect(files.some((f) => f.endsWith("context.jsonl"))).toBe(true);
+      for (const file of files) {
+        expect(readFileSync(file, "utf8").includes(CUSTOM), file).toBe(false);
+      }
+    } finally {
+      custom.cleanup();
+    }
   }, 30_000);
 });

@@ -69,6 +69,27 @@ export function existingApiToken(config: HttpConfig): string | undefined {
 }
 
 /**
+ * Tokens this process generated, by file. The gateway generates the token before its redactor
+ * is made (apiTokenToRedact), so that the tools can never echo it into a log; the HTTP channel's
+ * resolve later still reports it as generated (it tells the user where it is kept).
+ */
+const generatedHere = new Map<string, string>();
+
+/**
+ * The HTTP API's token, for the gateway's redactor: resolved as the HTTP channel will resolve
+ * it, so a token generated at a first start is made now and redacted like one read from the
+ * file. A token the channel will refuse is left to its start to report (undefined here, unless
+ * `<home>/api-token` holds one at all).
+ */
+export function apiTokenToRedact(config: HttpConfig): string | undefined {
+  try {
+    return resolveApiToken(config).token;
+  } catch {
+    return existingApiToken(config);
+  }
+}
+
+/**
  * GUPPY_API_TOKEN (or its setting), else the token stored in `<home>/api-token` (mode 0600),
  * else — only on a loopback host — a new random token saved there. A token from either place
  * that breaks the rule (`apiTokenProblem`) stops the start with a one-line error naming where it
@@ -98,7 +119,8 @@ export function resolveApiToken(config: HttpConfig): ApiToken {
         `${path} does not hold a usable API token: ${problem}; ${TOKEN_RULE} (fix the file, or remove it and guppy generates one).`,
       );
     }
-    return { token, source: "file", path, origin: path };
+    const source = generatedHere.get(path) === token ? "generated" : "file";
+    return { token, source, path, origin: path };
   }
   if (!isLoopback(config.httpHost)) {
     throw new ConfigError(
@@ -109,5 +131,6 @@ export function resolveApiToken(config: HttpConfig): ApiToken {
   const token = randomBytes(24).toString("base64url");
   // "wx": a file that appeared meanwhile is the user's, and stays as it is.
   writeFileSync(path, `${token}\n`, { mode: 0o600, flag: "wx" });
+  generatedHere.set(path, token);
   return { token, source: "generated", path, origin: path };
 }

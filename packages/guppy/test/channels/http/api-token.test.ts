@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { isConfigError, loadConfig } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
-import { resolveApiToken } from "../../../src/channels/http/api-token.js";
+import { apiTokenToRedact, resolveApiToken } from "../../../src/channels/http/api-token.js";
 import { http } from "../../../src/channels/http/descriptor.js";
 
 const homes: string[] = [];
@@ -102,5 +102,29 @@ describe("resolveApiToken", () => {
       source: "file",
       path,
     });
+  });
+});
+
+describe("apiTokenToRedact", () => {
+  it("generates the token a first start would, before the HTTP channel asks for it", () => {
+    const home = newHome();
+    const token = apiTokenToRedact(configOf(home));
+    expect(token).toMatch(/^[\x21-\x7e]{32}$/);
+    expect(readFileSync(join(home, "api-token"), "utf8")).toBe(`${token}\n`);
+    // The channel's resolve takes the same token and still says it was generated (and where).
+    expect(resolveApiToken(configOf(home))).toMatchObject({ token, source: "generated" });
+    // A token the user put there instead is the file's.
+    writeFileSync(join(home, "api-token"), "another-token-of-24-chars\n");
+    expect(apiTokenToRedact(configOf(home))).toBe("another-token-of-24-chars");
+    expect(resolveApiToken(configOf(home))).toMatchObject({ source: "file" });
+  });
+
+  it("generates nothing where the channel would refuse to start, leaving the error to it", () => {
+    const home = newHome();
+    expect(apiTokenToRedact(configOf(home, { GUPPY_HTTP_HOST: "0.0.0.0" }))).toBeUndefined();
+    expect(existsSync(join(home, "api-token"))).toBe(false);
+    expect(apiTokenToRedact(configOf(home, { GUPPY_API_TOKEN: "0123456789abcdef" }))).toBe(
+      "0123456789abcdef",
+    );
   });
 });
