@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ChatCompletionRequest, type FixtureResponse, LLMock } from "@copilotkit/aimock";
+import { withoutTimeStamps } from "../helpers/mock-llm.js";
 import { cleanEnv, guppyBin } from "../helpers/run-cli.js";
 
 /** An aimock LLM whose answers may be async (delays, gates). */
@@ -18,8 +19,9 @@ export async function startAsyncMockLlm(
   const mock = new LLMock({ port: 0, host: "127.0.0.1" });
   const requests: ChatCompletionRequest[] = [];
   mock.on({ predicate: () => true }, async (request) => {
-    requests.push(structuredClone(request));
-    return respond(request);
+    const plain = withoutTimeStamps(request);
+    requests.push(plain);
+    return respond(plain);
   });
   const url = await mock.start();
   return {
