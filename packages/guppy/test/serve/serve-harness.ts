@@ -8,7 +8,10 @@ import { cleanEnv, guppyBin } from "../helpers/run-cli.js";
 /** An aimock LLM whose answers may be async (delays, gates). */
 export interface AsyncMockLlm {
   url: string;
+  /** Requests as scripts see them: user messages without guppy's time stamp. */
   requests: ChatCompletionRequest[];
+  /** The same requests as sent, stamps included. */
+  rawRequests: ChatCompletionRequest[];
   env(): Record<string, string>;
   stop(): Promise<void>;
 }
@@ -18,7 +21,9 @@ export async function startAsyncMockLlm(
 ): Promise<AsyncMockLlm> {
   const mock = new LLMock({ port: 0, host: "127.0.0.1" });
   const requests: ChatCompletionRequest[] = [];
+  const rawRequests: ChatCompletionRequest[] = [];
   mock.on({ predicate: () => true }, async (request) => {
+    rawRequests.push(structuredClone(request));
     const plain = withoutTimeStamps(request);
     requests.push(plain);
     return respond(plain);
@@ -27,6 +32,7 @@ export async function startAsyncMockLlm(
   return {
     url,
     requests,
+    rawRequests,
     env: () => ({
       GUPPY_MODEL: "openai/mock-gpt",
       GUPPY_BASE_URL: `${url}/v1`,
