@@ -140,10 +140,12 @@ describe("guppy serve: heartbeat", () => {
     });
     await ready;
     const t0 = Date.now();
-    await waitFor(() => (llm.beats().length >= 3 ? true : undefined), 20_000, "three beats");
+    const base = llm.beats().length;
+    await waitFor(() => (llm.beats().length >= base + 3 ? true : undefined), 20_000, "three beats");
     const elapsed = Date.now() - t0;
-    // One request per interval at most (a beat every second, each answered at once).
-    expect(llm.beats().length).toBeLessThanOrEqual(Math.ceil(elapsed / 1000) + 1);
+    // One request per interval at most: a timer fires late on a busy machine, never early (the
+    // slack is a beat sent just before t0 and answered after it).
+    expect(llm.beats().length - base).toBeLessThanOrEqual(Math.ceil(elapsed / 1000) + 2);
     expect(llm.state.maxInFlight).toBe(1);
     const beat = llm.beats()[0];
     expect(contentText(beat?.messages.at(-1)?.content)).toContain(
