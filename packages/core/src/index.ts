@@ -10,6 +10,13 @@ export {
   type LoadConfigOptions,
   loadConfig,
 } from "./config/load-config.js";
+export { parseActiveHours } from "./heartbeat/active-hours.js";
+export { type BeatOutcome, createHeartbeat, type Heartbeat } from "./heartbeat/create-heartbeat.js";
+export {
+  createLastChannel,
+  type LastChannel,
+  recordLastChannel,
+} from "./heartbeat/last-channel.js";
 export {
   createLineLogger,
   type Logger,

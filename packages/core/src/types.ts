@@ -111,7 +111,17 @@ export type RunnerEvent =
       tokensAfter: number;
     }
   | { type: "error"; kind: "provider" | "tool_rounds" | "internal"; message: string }
-  | { type: "run_end"; text: string; stopReason: RunStopReason; errorMessage?: string };
+  /**
+   * `quiet`: a heartbeat run with nothing for the user (`HEARTBEAT_OK`, or it failed): its text is
+   * empty, nothing of it was kept, and no channel shows anything for it.
+   */
+  | {
+      type: "run_end";
+      text: string;
+      stopReason: RunStopReason;
+      errorMessage?: string;
+      quiet?: true;
+    };
 
 export type RunnerEventListener = (event: RunnerEvent) => void;
 

@@ -1,3 +1,4 @@
+import { ACTIVE_HOURS_EXPECTED, parseActiveHours } from "../heartbeat/active-hours.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../tools/bash-timeout.js";
 import { type ToolPolicySettings, toolPolicyValue } from "../tools/tool-policy.js";
 import {
@@ -48,6 +49,8 @@ export interface ConfigValues {
   sandbox: string;
   sandboxMounts?: string[];
   sandboxNetwork: "on" | "off";
+  heartbeatSeconds: number;
+  heartbeatHours?: string;
 }
 
 export type ConfigKey = keyof ConfigValues;
@@ -242,7 +245,29 @@ export const settingsSchema: SettingsSchema = {
     default: "on",
     description: "Network inside the bubblewrap sandbox: `on` or `off` (loopback only)",
   },
+  heartbeatSeconds: {
+    env: "GUPPY_HEARTBEAT_SECONDS",
+    parse: integerValue(0, 7 * 86_400),
+    default: 1800,
+    description:
+      "Seconds between heartbeats of `guppy serve`, which run `<home>/HEARTBEAT.md` in the owner's last thread when it asks for something (0: off)",
+  },
+  heartbeatHours: {
+    env: "GUPPY_HEARTBEAT_HOURS",
+    parse: activeHoursValue(),
+    description:
+      "Local hours heartbeats run in, HH:MM-HH:MM in GUPPY_TIMEZONE (may span midnight, e.g. 22:00-06:00); beats outside are skipped (default: all day)",
+  },
 };
+
+/** GUPPY_HEARTBEAT_HOURS: `HH:MM-HH:MM`, kept as written (the heartbeat parses it again). */
+function activeHoursValue(): Parser<string> {
+  const parse = (raw: unknown): ParseResult<string> =>
+    typeof raw === "string" && parseActiveHours(raw) !== undefined
+      ? { ok: true, value: raw.trim() }
+      : { ok: false, expected: ACTIVE_HOURS_EXPECTED };
+  return Object.assign(parse, { expected: ACTIVE_HOURS_EXPECTED });
+}
 
 /** GUPPY_SANDBOX: `auto`, `bwrap`, `host` or `docker:<container>` (a Docker container name or id). */
 function sandboxValue(): Parser<string> {

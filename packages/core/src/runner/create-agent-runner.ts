@@ -6,6 +6,7 @@ import { isCompactionMessage } from "../context/compaction-message.js";
 import { createContextEngine } from "../context/create-context-engine.js";
 import { createLlmMessages } from "../context/llm-messages.js";
 import { addUsage, emptyTotals } from "../context/usage-totals.js";
+import { isHeartbeatOk } from "../heartbeat/heartbeat-file.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { createRedactor, type Redactor } from "../logging/redact.js";
 import type { Store } from "../store/create-store.js";
@@ -76,7 +77,16 @@ export interface AgentRunnerOptions {
   redactor?: Redactor;
   /** Replaces pi-ai's streamSimple (unit tests). */
   baseStreamFn?: StreamFn;
+  /**
+   * The local date and time a user message is stamped with in the context (`[Fri 2026-11-27
+   * 09:14 Europe/Berlin]`), so the model knows when it was said; absent: no stamp. log.jsonl keeps
+   * the text as typed.
+   */
+  timeStamp?: (now: Date) => string;
 }
+
+/** Events a held (heartbeat) run passes on at once: figures, never anything a chat shows. */
+const UNHELD_EVENTS: ReadonlySet<RunnerEvent["type"]> = new Set(["usage", "context", "compaction"]);
 
 // Long by design: one closure per thread whose methods share its agent, engine and run state.
 export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
@@ -93,10 +103,23 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     }
   };
   const redactor = options.redactor ?? createRedactor([]);
-  const emit = redactEvents(redactor, (event: RunnerEvent) => {
+  const emitNow = redactEvents(redactor, (event: RunnerEvent) => {
     if (runListener) call(runListener, event);
     for (const listener of listeners) call(listener, event);
   });
+  /**
+   * A heartbeat run's events until its answer is known: a quiet one (HEARTBEAT_OK) must not reach
+   * a chat, not even as streamed text.
+   */
+  let held: RunnerEvent[] | undefined;
+  const emit = (event: RunnerEvent) => {
+    if (held && !UNHELD_EVENTS.has(event.type)) held.push(event);
+    else emitNow(event);
+  };
+  /** Set while a heartbeat run goes: its messages are saved only once it is known to say something. */
+  let holdPersist = false;
+  /** Counts whole rewrites of context.jsonl (compactions): a quiet run then rewrites it again. */
+  let rewrites = 0;
   const baseStreamFn = redactRequests(redactor, options.baseStreamFn);
 
   let run = newRunState();
@@ -168,6 +191,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       const next = k === -1 ? [message] : [message, ...state.slice(k)];
       agent.state.messages = next;
       try {
+        rewrites++;
         store.saveContext(threadId, next);
         persisted = next.length;
       } catch (error) {
@@ -228,6 +252,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   });
 
   const persist = () => {
+    if (holdPersist) return;
     const messages = agent.state.messages;
     if (messages.length > persisted) {
       try {
@@ -251,30 +276,61 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       runner.running = true;
       runListener = input.onEvent;
       run = newRunState();
+      // A heartbeat's exchange is kept (saved, logged, shown) only if it says something.
+      const heartbeat = input.origin?.kind === "heartbeat";
+      held = heartbeat ? [] : undefined;
+      holdPersist = heartbeat;
+      const rewritesBefore = rewrites;
       try {
         agent.state.tools = options.toolsFor?.(input.role ?? "owner") ?? options.tools;
         agent.state.systemPrompt = currentSystemPrompt();
-        if (!input.logged)
-          safeLog(() =>
-            store.appendLog(threadId, {
-              date: new Date().toISOString(),
-              messageId: input.messageId ?? `local-${Date.now()}`,
-              userId: input.userId ?? "local",
-              userName: input.userName ?? "user",
-              text: input.text,
-              isBot: false,
-            }),
-          );
+        const promptDate = new Date();
+        const logPrompt = () => {
+          if (!input.logged)
+            safeLog(() =>
+              store.appendLog(threadId, {
+                date: promptDate.toISOString(),
+                messageId: input.messageId ?? `local-${promptDate.getTime()}`,
+                userId: input.userId ?? "local",
+                userName: input.userName ?? "user",
+                text: input.text,
+                isBot: false,
+              }),
+            );
+        };
+        if (!heartbeat) logPrompt();
         emit({ type: "run_start", threadId, text: input.text });
         try {
-          await agent.prompt(input.text, input.images);
+          await agent.prompt(stamped(input.text, promptDate), input.images);
           await recoverFromOverflow();
         } catch (error) {
           logger.error(`Run failed on ${threadId}`, { error: String(error) });
           emit({ type: "error", kind: "internal", message: oneLine(String(error)) });
         }
+        const outcome = runResult(run, idleTimeoutMs);
+        // Nothing for the user (or a beat that failed or was stopped): the exchange leaves no
+        // trace, so the next beat's request is what this one's was.
+        const quiet =
+          heartbeat &&
+          (outcome.stopReason === "error" ||
+            outcome.stopReason === "aborted" ||
+            isHeartbeatOk(outcome.text));
+        holdPersist = false;
+        if (quiet) {
+          dropRun(rewrites !== rewritesBefore);
+          held = undefined;
+          logger.info(`Heartbeat on ${threadId}: nothing for the user (${outcome.stopReason})`, {
+            ...(outcome.errorMessage ? { error: outcome.errorMessage } : {}),
+          });
+          emit({ type: "run_end", text: "", stopReason: outcome.stopReason, quiet: true });
+          return redactor.value({ ...outcome, text: "" });
+        }
+        if (heartbeat) logPrompt();
+        const kept = held ?? [];
+        held = undefined;
+        for (const event of kept) emit(event);
         persist();
-        const result = redactor.value(runResult(run, idleTimeoutMs));
+        const result = redactor.value(outcome);
         if (result.stopReason === "error" && result.errorMessage) {
           emit({ type: "error", kind: "provider", message: result.errorMessage });
         }
@@ -301,6 +357,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         });
         return result;
       } finally {
+        held = undefined;
+        holdPersist = false;
         agent.clearAllQueues();
         runner.running = false;
         events.endThinking();
@@ -319,7 +377,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
 
     steer(text) {
       if (!runner.running) return false;
-      agent.steer({ role: "user", content: text, timestamp: Date.now() });
+      const now = new Date();
+      agent.steer({ role: "user", content: stamped(text, now), timestamp: now.getTime() });
       return true;
     },
 
@@ -382,6 +441,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     if (!outcome.compacted) {
       // Nothing older to summarise: the retry's request is trimmed to the tightened budget
       // instead (oldest turns dropped, then long texts cut). The error answer leaves the file.
+      rewrites++;
       store.saveContext(threadId, agent.state.messages);
       persisted = agent.state.messages.length;
     }
@@ -396,6 +456,29 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     } finally {
       compacting = undefined;
     }
+  }
+
+  /** `text` as the context stores it: after the local time it was sent at, when stamping is on. */
+  function stamped(text: string, now: Date): string {
+    return options.timeStamp ? `${options.timeStamp(now)} ${text}` : text;
+  }
+
+  /**
+   * Takes the current run's messages out of the context. Nothing of it was appended to
+   * context.jsonl; a compaction during it rewrote the file with them, so it is rewritten again.
+   */
+  function dropRun(rewritten: boolean) {
+    const own = new Set(run.messages);
+    const kept = agent.state.messages.filter((m) => !own.has(m));
+    agent.state.messages = kept;
+    if (rewritten) {
+      try {
+        store.saveContext(threadId, kept);
+      } catch (error) {
+        logger.error(`Could not save the context of ${threadId}`, { error: String(error) });
+      }
+    }
+    persisted = kept.length;
   }
 
   function currentSystemPrompt(): string {

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import { secretEnvNames } from "../config/settings-schema.js";
+import { timeStamp } from "../heartbeat/local-time.js";
 import type { Logger } from "../logging/logger.js";
 import { configuredSecrets, createRedactor, type Redactor } from "../logging/redact.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
@@ -146,5 +147,6 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     logger: options.logger,
     redactor,
     baseStreamFn: options.baseStreamFn,
+    timeStamp: (now) => timeStamp(now, config.timezone),
   });
 }

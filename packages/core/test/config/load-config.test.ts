@@ -92,6 +92,27 @@ describe("loadConfig", () => {
     ).toThrow(/GUPPY_BASE_URL .* expected an http\(s\) URL/);
   });
 
+  it("reads the heartbeat's settings and says in one line what is wrong with a bad one", () => {
+    expect(loadConfig({ env: { GUPPY_HOME: home } })).toMatchObject({ heartbeatSeconds: 1800 });
+    expect(
+      loadConfig({
+        env: {
+          GUPPY_HOME: home,
+          GUPPY_HEARTBEAT_SECONDS: "0",
+          GUPPY_HEARTBEAT_HOURS: "22:00-06:00",
+        },
+      }),
+    ).toMatchObject({ heartbeatSeconds: 0, heartbeatHours: "22:00-06:00" });
+    expect(() => loadConfig({ env: { GUPPY_HOME: home, GUPPY_HEARTBEAT_SECONDS: "-5" } })).toThrow(
+      /^Invalid environment variable GUPPY_HEARTBEAT_SECONDS is "-5": expected an integer from 0 to 604800\.$/,
+    );
+    expect(() =>
+      loadConfig({ env: { GUPPY_HOME: home, GUPPY_HEARTBEAT_HOURS: "8am-10pm" } }),
+    ).toThrow(
+      /^Invalid environment variable GUPPY_HEARTBEAT_HOURS is "8am-10pm": expected a local time window HH:MM-HH:MM such as 08:00-22:00\.$/,
+    );
+  });
+
   it("names the file and key for a bad settings.json value", () => {
     settings('{"maxToolRounds": 0}');
     expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(

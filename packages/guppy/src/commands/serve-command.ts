@@ -1,8 +1,12 @@
 import { join } from "node:path";
 import {
+  createHeartbeat,
+  createLastChannel,
   createOrchestrator,
   createStore,
   createThreadRunner,
+  parseActiveHours,
+  recordLastChannel,
   resolveModel,
   routeConsoleTo,
 } from "@guppy/core";
@@ -89,8 +93,10 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   // commands the list names were left by one that was killed (kill -9) and are ours to end.
   takeOverRunningTrees(join(config.home, RUNNING_TOOLS_FILE), logger, "a guppy");
 
+  // The owner's latest chat thread, where heartbeats run: recorded as the channels send.
+  const lastChannel = createLastChannel(config.home, logger);
   const context: GatewayContext<AppConfig> = {
-    orchestrator,
+    orchestrator: recordLastChannel(orchestrator, lastChannel),
     config,
     store,
     logger,
@@ -119,6 +125,17 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     throw error;
   }
   await orchestrator.start();
+  const heartbeat = createHeartbeat({
+    home: config.home,
+    intervalSeconds: config.heartbeatSeconds,
+    hours: config.heartbeatHours ? parseActiveHours(config.heartbeatHours) : undefined,
+    timeZone: config.timezone,
+    orchestrator,
+    subscribe: orchestrator.subscribe,
+    lastChannel,
+    logger,
+  });
+  heartbeat.start();
   gw.say(
     `guppy serve ready: model ${resolved.ref}, channels ${channels.map((c) => c.name).join(", ")}, log ${gw.path}`,
   );
@@ -132,6 +149,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     for (const name of STOP_SIGNALS) process.once(name, () => resolve(name));
   });
+  heartbeat.stop();
   return shutdown(signal, config, channels, orchestrator, gw);
 }
 

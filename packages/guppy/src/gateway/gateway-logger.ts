@@ -135,6 +135,7 @@ export function describeEvent(event: OrchestratorEvent): string | undefined {
         case "error":
           return `  error (${e.kind}): ${oneLine(e.message, 100)}`;
         case "run_end":
+          if (e.quiet) return `■ heartbeat: nothing for the user (${e.stopReason}), not kept`;
           return `■ ${e.stopReason}: ${oneLine(e.text, 60)}`;
         default:
           return undefined;

@@ -165,6 +165,24 @@ describe("createReplyStream", () => {
     expect(messages).toEqual(["⚠️ 401 bad key"]);
   });
 
+  it('posts nothing for a quiet heartbeat run: no text, no "(no reply)", no error note', async () => {
+    for (const stopReason of ["stop", "error"] as const) {
+      const { target, messages, calls } = memoryTarget();
+      const stream = createReplyStream(target, {
+        split: (t) => splitMessage(t, 4096),
+        mode: "edit",
+        editIntervalMs: 10,
+        typingIntervalMs: 1000,
+        logger: silentLogger,
+      });
+      stream.onEvent({ type: "run_end", text: "", stopReason, quiet: true });
+      await stream.idle();
+      await sleep(30);
+      expect(messages).toEqual([]);
+      expect(calls.filter((c) => c.kind === "post")).toEqual([]);
+    }
+  });
+
   it("retries a 5xx on the first post and on an edit: the whole text arrives in one message", async () => {
     const { target, messages, calls } = memoryTarget({
       failures: [

@@ -21,8 +21,9 @@ export async function startMockLlm(
   const mock = new LLMock({ port: 0, host: "127.0.0.1" });
   const seen: ChatCompletionRequest[] = [];
   mock.on({ predicate: () => true }, (request) => {
-    seen.push(structuredClone(request));
-    return respond(request, seen.length - 1);
+    const plain = withoutTimeStamps(request);
+    seen.push(plain);
+    return respond(plain, seen.length - 1);
   });
   const url = await mock.start();
   return {
@@ -44,6 +45,27 @@ export async function startMockLlm(
     }),
     stop: () => mock.stop(),
   };
+}
+
+/** The local time guppy puts before each user message (`[Fri 2026-11-27 09:14 Europe/Berlin] `). */
+export const TIME_STAMP =
+  /^\[(Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d{2}-\d{2} \d{2}:\d{2} [^\]\s]+\] /;
+
+/**
+ * A copy of `request` with the time stamp taken off its user messages: what tests script and
+ * assert on is the text as typed (the stamp's own test reads the raw bodies).
+ */
+export function withoutTimeStamps(request: ChatCompletionRequest): ChatCompletionRequest {
+  const copy = structuredClone(request);
+  for (const m of copy.messages) {
+    if (m.role !== "user") continue;
+    if (typeof m.content === "string") m.content = m.content.replace(TIME_STAMP, "");
+    else if (Array.isArray(m.content)) {
+      const first = m.content.find((p) => "text" in p);
+      if (first && "text" in first) first.text = String(first.text).replace(TIME_STAMP, "");
+    }
+  }
+  return copy;
 }
 
 /** The last message of a request, as the mock normalised it. */

@@ -2,12 +2,16 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ChatCompletionRequest, type FixtureResponse, LLMock } from "@copilotkit/aimock";
+import { withoutTimeStamps } from "../helpers/mock-llm.js";
 import { cleanEnv, guppyBin } from "../helpers/run-cli.js";
 
 /** An aimock LLM whose answers may be async (delays, gates). */
 export interface AsyncMockLlm {
   url: string;
+  /** Requests as scripts see them: user messages without guppy's time stamp. */
   requests: ChatCompletionRequest[];
+  /** The same requests as sent, stamps included. */
+  rawRequests: ChatCompletionRequest[];
   env(): Record<string, string>;
   stop(): Promise<void>;
 }
@@ -17,14 +21,18 @@ export async function startAsyncMockLlm(
 ): Promise<AsyncMockLlm> {
   const mock = new LLMock({ port: 0, host: "127.0.0.1" });
   const requests: ChatCompletionRequest[] = [];
+  const rawRequests: ChatCompletionRequest[] = [];
   mock.on({ predicate: () => true }, async (request) => {
-    requests.push(structuredClone(request));
-    return respond(request);
+    rawRequests.push(structuredClone(request));
+    const plain = withoutTimeStamps(request);
+    requests.push(plain);
+    return respond(plain);
   });
   const url = await mock.start();
   return {
     url,
     requests,
+    rawRequests,
     env: () => ({
       GUPPY_MODEL: "openai/mock-gpt",
       GUPPY_BASE_URL: `${url}/v1`,

@@ -266,6 +266,8 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
         case "run_end":
           ended = true;
           typing(false);
+          // A heartbeat with nothing for the user: nothing is posted, not even "(no reply)".
+          if (event.quiet) break;
           finishBlock();
           if (event.stopReason === "error")
             postNotice(`⚠️ ${event.errorMessage ?? "The model request failed."}`);

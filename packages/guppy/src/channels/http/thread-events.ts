@@ -48,6 +48,8 @@ function toSse(event: OrchestratorEvent): { event: string; data: string } | unde
         case "error":
           return { event: "error", data: data({ ...base, kind: e.kind, message: e.message }) };
         case "run_end":
+          // A heartbeat with nothing for the user: subscribers see nothing of it.
+          if (e.quiet) return undefined;
           return {
             event: "final",
             data: data({

@@ -1,0 +1,53 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** The owner's standing checklist, read at every beat: `<home>/HEARTBEAT.md`. */
+export const HEARTBEAT_FILE = "HEARTBEAT.md";
+
+/** What a heartbeat run answers when nothing needs the user: such an exchange leaves nothing. */
+export const HEARTBEAT_OK = "HEARTBEAT_OK";
+
+/**
+ * Whether HEARTBEAT.md asks for anything. Comments (`<!-- … -->`, an unclosed one to the end),
+ * Markdown headings, blank lines and bare list markers (`-`, `- [ ]`) ask for nothing: a file of
+ * only those (a template) makes no model request.
+ */
+export function isActionable(text: string): boolean {
+  const uncommented = text.replace(/<!--[\s\S]*?(-->|$)/g, "");
+  return uncommented.split(/\r?\n/).some((raw) => {
+    const line = raw.trim();
+    if (line === "") return false;
+    if (/^#{1,6}(\s|$)/.test(line)) return false;
+    return !/^([-*+]|\d+[.)])(\s+\[[ xX]?\])?$/.test(line);
+  });
+}
+
+/**
+ * HEARTBEAT.md's text when it asks for something; undefined when it is missing, unreadable or
+ * holds nothing actionable.
+ */
+export function readHeartbeatFile(home: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(join(home, HEARTBEAT_FILE), "utf8");
+  } catch {
+    return undefined;
+  }
+  return isActionable(text) ? text.trim() : undefined;
+}
+
+/** The beat's prompt: the file's text, and how to say that nothing needs the user. */
+export function heartbeatPrompt(content: string): string {
+  return [
+    `This is a heartbeat: a scheduled check guppy runs on its own, not a message from the user. Go through the checklist from ${HEARTBEAT_FILE} below and do what it asks now.`,
+    `If nothing needs the user's attention, answer exactly ${HEARTBEAT_OK} and nothing else: that answer is not delivered and leaves no trace. Otherwise answer with what the user should know; it is delivered to them.`,
+    "",
+    `${HEARTBEAT_FILE}:`,
+    content,
+  ].join("\n");
+}
+
+/** A heartbeat answer that says nothing needs the user (`HEARTBEAT_OK`, trailing punctuation allowed). */
+export function isHeartbeatOk(answer: string): boolean {
+  return /^[\s*_`"']*HEARTBEAT_OK[\s*_`"'.!]*$/.test(answer);
+}
