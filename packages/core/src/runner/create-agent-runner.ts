@@ -8,6 +8,7 @@ import { createLlmMessages } from "../context/llm-messages.js";
 import { addUsage, emptyTotals } from "../context/usage-totals.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { createRedactor, type Redactor } from "../logging/redact.js";
+import { createDeliveredWatch, type DeliveredWatch } from "../messaging/delivered-answer.js";
 import type { Store } from "../store/create-store.js";
 import { createToolResultSpill } from "../tools/spill-output.js";
 import type {
@@ -93,7 +94,10 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     }
   };
   const redactor = options.redactor ?? createRedactor([]);
+  /** What this run's send_message calls posted to its own thread (no answer posted twice). */
+  let sent: DeliveredWatch | undefined;
   const emit = redactEvents(redactor, (event: RunnerEvent) => {
+    sent?.see(event);
     if (runListener) call(runListener, event);
     for (const listener of listeners) call(listener, event);
   });
@@ -251,6 +255,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       runner.running = true;
       runListener = input.onEvent;
       run = newRunState();
+      sent = createDeliveredWatch(threadId);
       try {
         agent.state.tools = options.toolsFor?.(input.role ?? "owner") ?? options.tools;
         agent.state.systemPrompt = currentSystemPrompt();
@@ -281,7 +286,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         if (result.stopReason === "max_tool_rounds") {
           emit({ type: "error", kind: "tool_rounds", message: toolRoundsNote(run.toolRounds) });
         }
-        if (result.text !== "") {
+        const delivered = sent.delivered(result.text);
+        if (result.text !== "" && !delivered) {
           safeLog(() =>
             store.appendLog(threadId, {
               date: new Date().toISOString(),
@@ -298,6 +304,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           text: result.text,
           stopReason: result.stopReason,
           ...(result.errorMessage ? { errorMessage: result.errorMessage } : {}),
+          ...(delivered ? { delivered: true as const } : {}),
         });
         return result;
       } finally {

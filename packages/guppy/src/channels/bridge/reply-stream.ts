@@ -266,6 +266,13 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
         case "run_end":
           ended = true;
           typing(false);
+          if (event.delivered) {
+            // The run posted this answer already (send_message): not a second time, where the
+            // last block is not on screen yet.
+            const last = current();
+            if (last.sent.length === 0) last.text = "";
+            anyText = true;
+          }
           finishBlock();
           if (event.stopReason === "error")
             postNotice(`⚠️ ${event.errorMessage ?? "The model request failed."}`);
