@@ -58,6 +58,7 @@ async function script(request: ChatCompletionRequest): Promise<FixtureResponse> 
     }
     const waiting = gates.get(task);
     if (waiting) await waiting;
+    if (task.startsWith("long-")) return { content: `${"x".repeat(3000)} END-OF-${task}` };
     return { content: `child answer for ${task}` };
   }
   if (last?.role === "tool") {
@@ -65,6 +66,10 @@ async function script(request: ChatCompletionRequest): Promise<FixtureResponse> 
     if (progress?.[1]) return { content: progress[1] };
     if (lastUser.startsWith("wait "))
       return { content: `parent got: ${contentText(last.content)}` };
+    if (lastUser.startsWith("spawn-two ")) {
+      await gates.get("parent-after");
+      return { content: "both started" };
+    }
     return { content: "tool done" };
   }
   const other = /^msg-other (\S+) (.+)$/.exec(lastUser);
@@ -73,6 +78,10 @@ async function script(request: ChatCompletionRequest): Promise<FixtureResponse> 
   if (progress) return { toolCalls: [call("send_message", { text: progress[1] })] };
   const spawn = /^spawn (\S+)$/.exec(lastUser);
   if (spawn) return { toolCalls: [call("spawn", { task: spawn[1], label: "finder" })] };
+  const two = /^spawn-two (\S+) (\S+)$/.exec(lastUser);
+  if (two) {
+    return { toolCalls: [call("spawn", { task: two[1] }), call("spawn", { task: two[2] })] };
+  }
   const wait = /^wait (\S+)$/.exec(lastUser);
   if (wait) return { toolCalls: [call("subagent", { task: wait[1] })] };
   const sleeping = /^spawn-then-sleep (\S+) (\S+)$/.exec(lastUser);
@@ -201,6 +210,63 @@ describe("send_message, spawn and subagent through guppy serve (aimock behind it
     };
     expect(list.threads.map((t) => t.id)).toEqual(["http:api:boss"]);
     expect(list.threads[0]?.subagents).toHaveLength(1);
+  });
+
+  it("results that end while the parent runs come in one prompt, each once; a long one is spilled to a file", async () => {
+    const dir = home();
+    const s = await serve(dir, { GUPPY_TOOL_RESULT_MAX_CHARS: "1000" });
+    const open = gate("parent-after");
+    await post(s, "http:api:many", "spawn-two quick-a long-b");
+    await waitFor(
+      async () => {
+        const status = (await (await s.api("/v1/threads/http:api:many/status")).json()) as {
+          state: string;
+          subagents?: Array<{ state: string }>;
+        };
+        const ended = status.subagents?.filter((c) => c.state === "done").length === 2;
+        return ended && status.state === "running" ? true : undefined;
+      },
+      30_000,
+      "both children done while the parent still runs",
+    );
+    open();
+    const report = await botMessage(s, "http:api:many", (t) => t.startsWith("parent saw:"));
+    expect(report.text).toContain("[Subagent results] 2 subagents");
+    expect(report.text).toContain("child answer for quick-a");
+    // The long answer: an excerpt with the saved file's path, the whole of it in that file.
+    expect(report.text).not.toContain("x".repeat(2000));
+    const path = /(\/\S+subagent-\S+\.txt)/.exec(report.text)?.[1] as string;
+    expect(path).toContain(join(dir, "http", "api", "many", "artifacts"));
+    expect(readFileSync(path, "utf8")).toBe(`${"x".repeat(3000)} END-OF-long-b`);
+    // Handed over once: one prompt carried them.
+    await new Promise((r) => setTimeout(r, 1000));
+    const handOvers = (await threadMessages(s, "http:api:many")).filter(
+      (m) => !m.is_bot && m.text.includes("[Subagent"),
+    );
+    expect(handOvers).toHaveLength(1);
+  });
+
+  it("a child killed with the gateway (kill -9) is reported to its parent once, at the next start", async () => {
+    const dir = home();
+    const first = await serve(dir);
+    gate("gated-forever");
+    await post(first, "http:api:orphan", "spawn gated-forever");
+    await botMessage(first, "http:api:orphan", (t) => t === "tool done");
+    first.child.kill("SIGKILL");
+    await first.exited;
+    const second = await serve(dir);
+    const report = await botMessage(second, "http:api:orphan", (t) => t.startsWith("parent saw:"));
+    expect(report.text).toContain("http:api:orphan~sub-1");
+    expect(report.text).toContain("interrupted when guppy stopped");
+    second.child.kill("SIGTERM");
+    await second.exited;
+    const third = await serve(dir);
+    await post(third, "http:api:orphan", "anything new?");
+    await botMessage(third, "http:api:orphan", (t) => t === "You said: anything new?");
+    const handOvers = (await threadMessages(third, "http:api:orphan")).filter(
+      (m) => !m.is_bot && m.text.includes("[Subagent"),
+    );
+    expect(handOvers).toHaveLength(1);
   });
 
   it("subagent waits for its child and completes with GUPPY_MAX_CONCURRENT=1", async () => {
