@@ -62,6 +62,9 @@ interface Child {
   background: boolean;
 }
 
+/** How often results held for a running parent are checked again. */
+const RECHECK_MS = 1000;
+
 /** Finished children a parent's status keeps showing. */
 const KEEP_FINISHED = 8;
 
@@ -179,11 +182,25 @@ export function createSubagents(options: SubagentsOptions): Subagents {
     return { id: child.id, ...(child.label ? { label: child.label } : {}), state, answer };
   };
 
+  /** Parents whose waiting results are checked again soon (see `handOver`). */
+  const rechecks = new Set<string>();
+
   /** Sends the parent its waiting results in one prompt, unless a run of it is under way. */
   const handOver = (parent: string, force: boolean) => {
     const results = pending.get(parent);
     if (!results || results.length === 0 || !orchestrator || stopping) return;
-    if (!force && orchestrator.status(parent).state === "running") return;
+    if (!force && orchestrator.status(parent).state === "running") {
+      // Sent when that run ends (its run_end); checked again meanwhile as well, for a child that
+      // ended between the run's end event and the actor's marking it ended.
+      if (!rechecks.has(parent)) {
+        rechecks.add(parent);
+        setTimeout(() => {
+          rechecks.delete(parent);
+          handOver(parent, false);
+        }, RECHECK_MS).unref();
+      }
+      return;
+    }
     const texts = results.map((r) =>
       describeResult(r, options.toolResultMaxChars, () => store.artifactsDir(parent)),
     );
@@ -222,7 +239,8 @@ export function createSubagents(options: SubagentsOptions): Subagents {
     attach(next) {
       orchestrator = next;
       next.subscribe((event) => {
-        if (event.type === "aborted" && event.delivered) {
+        // A /stop of the thread stops its children too, whether or not a run of it was under way.
+        if (event.type === "aborted") {
           service.abortChildren(event.threadId);
         } else if (event.type === "runner" && event.event.type === "run_end") {
           const key = keyOf(event.threadId);
