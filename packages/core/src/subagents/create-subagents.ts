@@ -62,6 +62,9 @@ interface Child {
   background: boolean;
 }
 
+/** Children handed over after which the journal is rewritten without them. */
+const COMPACT_AFTER = 256;
+
 /** How often results held for a running parent are checked again. */
 const RECHECK_MS = 1000;
 
@@ -77,6 +80,16 @@ export function createSubagents(options: SubagentsOptions): Subagents {
   const pending = new Map<string, ChildResult[]>();
   let orchestrator: RuntimeOrchestrator | undefined;
   let stopping = false;
+  /** Children handed over since the journal was last rewritten: it is kept short. */
+  let handedSince = 0;
+  const handed = (ids: string[]) => {
+    journal.write({ t: "handed", ids });
+    handedSince += ids.length;
+    if (handedSince >= COMPACT_AFTER) {
+      handedSince = 0;
+      journal.compact();
+    }
+  };
 
   const childrenOf = (parent: string) => {
     let list = byParent.get(parent);
@@ -214,7 +227,7 @@ export function createSubagents(options: SubagentsOptions): Subagents {
     });
     if (sent.status === "queued") {
       pending.delete(parent);
-      journal.write({ t: "handed", ids });
+      handed(ids);
       logger.info(`Handed ${ids.length} subagent result(s) to ${parent}`, { ids });
     } else {
       // Kept: tried again when the parent's next run ends, or at the next start.
@@ -288,7 +301,7 @@ export function createSubagents(options: SubagentsOptions): Subagents {
       try {
         const result = await execute(child, task, true);
         // The tool's result carries it: nothing to hand over.
-        journal.write({ t: "handed", ids: [child.id] });
+        handed([child.id]);
         return result;
       } finally {
         signal?.removeEventListener("abort", stop);
