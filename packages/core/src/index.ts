@@ -34,6 +34,10 @@ export {
 } from "./logging/redact.js";
 export { type ResolvedModel, resolveModel } from "./model/resolve-model.js";
 export {
+  type ConcurrencyLimiter,
+  createConcurrencyLimiter,
+} from "./orchestrator/concurrency-limiter.js";
+export {
   createOrchestrator,
   type OrchestratorOptions,
   ThreadHeldError,
@@ -43,6 +47,11 @@ export { type AgentRunnerOptions, createAgentRunner } from "./runner/create-agen
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
 export { createSandbox, type Sandbox, type SandboxConfig } from "./sandbox/sandbox.js";
 export { createStore, type Store } from "./store/create-store.js";
+export {
+  createSubagents,
+  type Subagents,
+  type SubagentsOptions,
+} from "./subagents/create-subagents.js";
 export { createCoreTools, type ServiceToolName, type ServiceTools } from "./tools/create-tools.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export type * from "./types.js";

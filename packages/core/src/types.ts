@@ -121,6 +121,11 @@ export type RunnerEvent =
       stopReason: RunStopReason;
       errorMessage?: string;
       quiet?: true;
+      /**
+       * The final answer was posted already, by the run's last `send_message` to its own thread
+       * with the same text: a channel does not post it again (nor is it logged twice).
+       */
+      delivered?: true;
     };
 
 export type RunnerEventListener = (event: RunnerEvent) => void;
@@ -218,6 +223,11 @@ export interface ThreadHandle {
   notice(text: string): void | Promise<void>;
   /** Posts a file from disk to the thread (the `upload` tool); absent where the channel cannot. */
   uploadFile?(path: string, comment?: string): Promise<void>;
+  /**
+   * Posts a message as guppy's to the thread, outside any answer (the `send_message` tool: progress
+   * while a run goes on, a message from another thread's run). Absent: `notice` takes it.
+   */
+  post?(text: string): void | Promise<void>;
 }
 
 /**
@@ -340,12 +350,28 @@ export interface ThreadStatus extends ThreadFigures {
   /** ISO time of the last message or run end. */
   lastActivity?: string;
   model: string;
+  /** The thread's subagents of this process (spawn, subagent tools), newest last; none: absent. */
+  subagents?: SubagentInfo[];
   /**
    * Where the thread's tools run, in a short line (`bubblewrap (…)`, `host (…)`): set when the
    * app told the orchestrator, so `/status` shows whether a thread is confined.
    */
   sandbox?: string;
 }
+
+/** A subagent as its parent's status shows it. */
+export interface SubagentInfo {
+  /** Its thread id: the parent's with `~sub-<n>` added to the thread part. */
+  id: string;
+  label?: string;
+  /** running; done (its answer is back, or on its way, to the parent); failed; aborted. */
+  state: "running" | "done" | "failed" | "aborted";
+}
+
+/** Where `Orchestrator.postMessage` put a message, or why it could not. */
+export type PostResult =
+  | { status: "posted"; threadId: string }
+  | { status: "failed"; reason: string };
 
 /**
  * A channel as the orchestrator knows it: how to reach a thread when no live handle came with
@@ -370,6 +396,18 @@ export interface Orchestrator {
   send(threadId: string, message: ActorMessage): SendResult;
   /** Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id. */
   sendToChannel(adapterId: string, channelId: string, text: string): Promise<string | undefined>;
+  /**
+   * Posts `text` as guppy's to a thread outside any run's answer (the `send_message` tool): to an
+   * existing thread (`threadId`), or to a new one opened in a channel (`adapterId`, `channelId`,
+   * through its link's `postToChannel`; nothing runs there). The message goes to the thread's
+   * channel (its handle's `post`, else `notice`), its log.jsonl and the `message` event; `from`
+   * (another thread's id) marks it for that thread's context as well (see LogEntry.sentFrom).
+   */
+  postMessage(
+    target: { threadId: string } | { adapterId: string; channelId: string },
+    text: string,
+    from?: string,
+  ): Promise<PostResult>;
   registerChannel(link: ChannelLink): void;
   /** A handle for `threadId` from its registered channel (the `upload` tool's), if one runs here. */
   threadHandle(threadId: string): ThreadHandle | undefined;
@@ -399,6 +437,8 @@ export type OrchestratorEvent =
   | { type: "steered"; threadId: string; delivered: boolean }
   | { type: "aborted"; threadId: string; delivered: boolean }
   | { type: "notice"; threadId: string; text: string }
+  /** guppy posted a message to the thread outside an answer (`postMessage`). */
+  | { type: "message"; threadId: string; text: string; from?: string }
   | { type: "backfilled"; threadId: string; count: number }
   | { type: "replayed"; threadId: string; inboxId: string; action: "rerun" | "reported" };
 

@@ -42,6 +42,7 @@ export interface ConfigValues {
   compactKeepRecentTokens: number;
   skillsInline: boolean;
   maxConcurrent: number;
+  maxSubagents: number;
   queueDepth: number;
   idleTimeoutSeconds: number;
   shutdownGraceSeconds: number;
@@ -201,6 +202,12 @@ export const settingsSchema: SettingsSchema = {
     parse: integerValue(1, 10_000),
     default: 8,
     description: "Agents running at once across all threads",
+  },
+  maxSubagents: {
+    env: "GUPPY_MAX_SUBAGENTS",
+    parse: integerValue(1, 64),
+    default: 4,
+    description: "Subagents (spawn, subagent tools) running at once per thread",
   },
   queueDepth: {
     env: "GUPPY_QUEUE_DEPTH",

@@ -50,7 +50,10 @@ export function writeCursor(store: Store, threadId: string, cursor: SavedCursor)
   overwriteInPlace(join(store.threadDir(threadId), LOG_CURSOR_FILE), `${line.padStart(31, " ")}\n`);
 }
 
-const logLine = (e: LogEntry) => `[${e.date}] ${e.userName || e.userId}: ${e.text}`;
+const logLine = (e: LogEntry) =>
+  e.sentFrom !== undefined
+    ? `[${e.date}] I (guppy) sent this here from thread ${e.sentFrom}: ${e.text}`
+    : `[${e.date}] ${e.userName || e.userId}: ${e.text}`;
 
 /** The backfilled entries as one user message, oldest first. */
 export function backfillMessage(entries: readonly LogEntry[]): AgentMessage {

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { createInbox, type InboxLocation } from "../inbox/create-inbox.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { oneLine } from "../runner/message-text.js";
@@ -13,10 +14,12 @@ import type {
   ResetResult,
   RuntimeOrchestrator,
   SendResult,
+  SubagentInfo,
   ThreadHandle,
 } from "../types.js";
 import type { ActorHost } from "./actor-types.js";
-import { createConcurrencyLimiter } from "./concurrency-limiter.js";
+import { type ConcurrencyLimiter, createConcurrencyLimiter } from "./concurrency-limiter.js";
+import { postMessage } from "./post-message.js";
 import { clearUnusedLater, replayInbox } from "./replay.js";
 import { shutdownActors } from "./shutdown.js";
 import { ThreadActor } from "./thread-actor.js";
@@ -49,6 +52,13 @@ export interface OrchestratorOptions {
    * in the inbox wait for a later start.
    */
   heldElsewhere?(threadId: string): string | undefined;
+  /**
+   * The run slots (GUPPY_MAX_CONCURRENT), when the app shares them with runs of its own
+   * (subagents): default, a limiter of `maxConcurrent` made here.
+   */
+  limiter?: ConcurrencyLimiter;
+  /** A thread's subagents for its status (the app's subagent service). */
+  subagents?(threadId: string): SubagentInfo[] | undefined;
 }
 
 /** Why `reset` or `compact` refused: another process runs the thread (`heldElsewhere`). */
@@ -94,7 +104,11 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
     return actor;
   };
 
-  const statusOf = (threadId: string) => threadStatus(threadId, actors, savedStatuses, options);
+  const statusOf = (threadId: string) => {
+    const status = threadStatus(threadId, actors, savedStatuses, options);
+    const subagents = options.subagents?.(threadId);
+    return subagents && subagents.length > 0 ? { ...status, subagents } : status;
+  };
 
   const orchestrator: RuntimeOrchestrator = {
     send(spelling: string, message: ActorMessage): SendResult {
@@ -149,6 +163,24 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
         logger.error(`sendToChannel ${adapterId}:${channelId} failed`, { error: String(error) });
         return undefined;
       }
+    },
+
+    async postMessage(target, text, from) {
+      return postMessage(
+        {
+          store,
+          logger,
+          links,
+          emit: host.emit,
+          heldElsewhere: options.heldElsewhere,
+          handleOf: (threadId) =>
+            actors.get(canonicalThreadId(threadId))?.handle ?? host.linkHandle(threadId),
+          exists: (threadId) => existsSync(store.threadDir(threadId)),
+        },
+        target,
+        text,
+        from,
+      );
     },
 
     registerChannel(link) {
@@ -263,7 +295,7 @@ function createHost(
       logger,
       ...(options.inbox ? { location: options.inbox } : {}),
     }),
-    limiter: createConcurrencyLimiter(options.maxConcurrent),
+    limiter: options.limiter ?? createConcurrencyLimiter(options.maxConcurrent),
     logger,
     createRunner: options.createRunner,
     queueDepth: options.queueDepth,

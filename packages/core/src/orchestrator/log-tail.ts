@@ -106,9 +106,13 @@ export function createLogTail(
     if (cursor > count) cursor = count;
   };
 
-  /** Not guppy's and not a prompt that ran: a message posted beside the runs. */
+  /**
+   * Not guppy's and not a prompt that ran: a message posted beside the runs. guppy's message sent
+   * here from another thread's run (`sentFrom`) counts too: no run of this thread said it.
+   */
   const foreign = (entry: LogEntry) =>
-    !entry.isBot && !(entry.messageId !== undefined && ran.has(entry.messageId));
+    (!entry.isBot || entry.sentFrom !== undefined) &&
+    !(entry.messageId !== undefined && ran.has(entry.messageId));
 
   return {
     backfill(promptIds) {

@@ -9,6 +9,7 @@ import { addUsage, emptyTotals } from "../context/usage-totals.js";
 import { isHeartbeatOk } from "../heartbeat/heartbeat-file.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { createRedactor, type Redactor } from "../logging/redact.js";
+import { createDeliveredWatch, type DeliveredWatch } from "../messaging/delivered-answer.js";
 import type { Store } from "../store/create-store.js";
 import { createToolResultSpill } from "../tools/spill-output.js";
 import type {
@@ -112,7 +113,10 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
    * a chat, not even as streamed text.
    */
   let held: RunnerEvent[] | undefined;
+  /** What this run's send_message calls posted to its own thread (no answer posted twice). */
+  let sent: DeliveredWatch | undefined;
   const emit = (event: RunnerEvent) => {
+    sent?.see(event);
     if (held && !UNHELD_EVENTS.has(event.type)) held.push(event);
     else emitNow(event);
   };
@@ -281,6 +285,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       held = heartbeat ? [] : undefined;
       holdPersist = heartbeat;
       const rewritesBefore = rewrites;
+      sent = createDeliveredWatch(threadId);
       try {
         agent.state.tools = options.toolsFor?.(input.role ?? "owner") ?? options.tools;
         agent.state.systemPrompt = currentSystemPrompt();
@@ -328,7 +333,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         if (heartbeat) logPrompt();
         const kept = held ?? [];
         held = undefined;
-        for (const event of kept) emit(event);
+        for (const event of kept) emitNow(event);
         persist();
         const result = redactor.value(outcome);
         if (result.stopReason === "error" && result.errorMessage) {
@@ -337,7 +342,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         if (result.stopReason === "max_tool_rounds") {
           emit({ type: "error", kind: "tool_rounds", message: toolRoundsNote(run.toolRounds) });
         }
-        if (result.text !== "") {
+        const delivered = sent.delivered(result.text);
+        if (result.text !== "" && !delivered) {
           safeLog(() =>
             store.appendLog(threadId, {
               date: new Date().toISOString(),
@@ -354,6 +360,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
           text: result.text,
           stopReason: result.stopReason,
           ...(result.errorMessage ? { errorMessage: result.errorMessage } : {}),
+          ...(delivered ? { delivered: true as const } : {}),
         });
         return result;
       } finally {

@@ -45,29 +45,35 @@ export interface ThreadRunnerOptions {
   threadHandle?: () => ThreadHandle | undefined;
   /** Tools the app's services make for this thread (schedule, send_message, spawn, subagent). */
   services?: ServiceTools;
+  /**
+   * The thread whose workspace, saved outputs and sandbox view the tools use (default: this
+   * one): a subagent's is its parent's, so it works on the same files under the same rules.
+   */
+  workspaceThreadId?: string;
 }
 
 /** Everything a thread needs to run: its tools (bound to its workspace), system prompt and runner. */
 export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
-  const workspaceDir = store.workspaceDir(threadId);
+  const workThread = options.workspaceThreadId ?? threadId;
+  const workspaceDir = store.workspaceDir(workThread);
   const sandboxConfig = options.sandboxConfig ?? { type: "host" };
   const sandbox =
     options.sandbox ??
     createSandbox(sandboxConfig, {
       home: config.home,
-      threadId,
+      threadId: workThread,
       modelProvider: resolved.model.provider,
       secretEnv: secretEnvNames(config.settings),
     });
   const redactor = options.redactor ?? createRedactor(configuredSecrets(config, resolved));
   const ctx: ToolContext = {
     workspaceDir,
-    artifactsDir: () => store.artifactsDir(threadId),
+    artifactsDir: () => store.artifactsDir(workThread),
     sandbox,
     toolResultMaxChars: config.toolResultMaxChars,
     bashTimeoutSeconds: config.bashTimeoutSeconds,
-    pathPolicy: sandboxPathPolicy(sandboxConfig, config.home, threadId),
+    pathPolicy: sandboxPathPolicy(sandboxConfig, config.home, workThread),
     redactor,
   };
   // Each role's tools, per the `tools` setting for this thread's channel; a guest's file tools
@@ -79,7 +85,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       pathPolicy: guestPathPolicy({
         home: config.home,
         workspaceDir,
-        attachmentsDir: join(store.threadDir(threadId), ATTACHMENTS_DIR),
+        attachmentsDir: join(store.threadDir(workThread), ATTACHMENTS_DIR),
       }),
     },
     thread: options.threadHandle,
@@ -115,9 +121,10 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     // The same sources on the same day give the same bytes, so the last prompt is reused.
     systemPrompt: (runTools) => {
       const now = new Date();
+      // A subagent reads its parent's memory and skills: the paths its view grants.
       const sources = loadPromptSourcesShared({
         home: config.home,
-        threadId,
+        threadId: workThread,
         now,
         timeZone: config.timezone,
       });

@@ -23,6 +23,8 @@ export const ATTACHMENTS_DIR = "attachments";
 export const ARTIFACTS_DIR = "artifacts";
 /** The thread's workspace: tools resolve relative paths here. */
 export const WORKSPACE_DIR = "scratch";
+/** A thread folder's subagents: each child's own folder, `sub-<n>`. */
+export const SUBAGENTS_DIR = "subagents";
 
 /** One line of a thread's log.jsonl: the human-readable history (no tool results). */
 export interface LogEntry {
@@ -34,6 +36,12 @@ export interface LogEntry {
   text: string;
   isBot: boolean;
   attachments?: Array<{ original: string; local: string }>;
+  /**
+   * Set on a message guppy sent here from another thread's run (the `send_message` tool): that
+   * thread's id. Such a line is guppy's, yet it is synced into this thread's context before its
+   * next run (backfill), so its agent knows what was said here.
+   */
+  sentFrom?: string;
 }
 
 export function isLogEntry(value: unknown): value is LogEntry {
@@ -141,10 +149,41 @@ export function channelDirOf(home: string, threadId: string): string {
   return join(home, ref.adapter, encodeSegment(ref.channel));
 }
 
-/** The directory of a thread: `<home>/<adapter>/<channel>/<thread>`. */
+/**
+ * The directory of a thread: `<home>/<adapter>/<channel>/<thread>`; a subagent's
+ * (`…:<thread>~sub-<n>`) is `<its parent's>/subagents/sub-<n>`.
+ */
 export function threadDirOf(home: string, threadId: string): string {
   const ref = parseThreadId(threadId);
+  const child = subagentOfRef(ref);
+  if (child) {
+    return join(threadDirOf(home, child.parentId), SUBAGENTS_DIR, `sub-${child.n}`);
+  }
   return join(home, ref.adapter, encodeSegment(ref.channel), encodeSegment(ref.thread));
+}
+
+/**
+ * A subagent's thread part: its parent's with `~sub-<n>` added. The `~` is taken as the mark of
+ * a child only there, at the end and followed by `sub-` and a number; anywhere else it is part of
+ * the name as before.
+ */
+const SUBAGENT_RE = /^(.+)~sub-([1-9][0-9]{0,5})$/;
+
+/** The thread id of a parent's `n`th subagent: its thread part with `~sub-<n>` added. */
+export function subagentThreadId(parentId: string, n: number): string {
+  const ref = parseThreadId(parentId);
+  return `${ref.adapter}:${ref.channel}:${ref.thread}~sub-${n}`;
+}
+
+/** The parent thread and number of a subagent's id; undefined for any other thread. */
+export function subagentOf(threadId: string): { parentId: string; n: number } | undefined {
+  return subagentOfRef(parseThreadId(threadId));
+}
+
+function subagentOfRef(ref: ThreadRef): { parentId: string; n: number } | undefined {
+  const m = SUBAGENT_RE.exec(ref.thread);
+  if (!m?.[1] || !m[2]) return undefined;
+  return { parentId: `${ref.adapter}:${ref.channel}:${m[1]}`, n: Number(m[2]) };
 }
 
 /**

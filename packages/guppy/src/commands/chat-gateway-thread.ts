@@ -58,6 +58,7 @@ export async function attachToGateway(options: {
     const runner = toRunnerEvent(event, data, threadId);
     if (runner) listeners.emit(runner);
     if (event === "notice") listeners.emit({ type: "notice", text: s("text") });
+    if (event === "message") listeners.emit({ type: "message", text: s("text") });
     if (event === "start") running = true;
     if (runner?.type !== "run_end") return;
     running = false;

@@ -1,7 +1,9 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import {
+  createConcurrencyLimiter,
   createOrchestrator,
+  createSubagents,
   createThreadRunner,
   type GuppyConfig,
   type Logger,
@@ -16,7 +18,7 @@ import {
   resolveSandbox,
   takeOverRunningTrees,
 } from "@guppy/core/sandbox";
-import { canonicalThreadId } from "@guppy/core/thread-layout";
+import { canonicalThreadId, SUBAGENTS_DIR } from "@guppy/core/thread-layout";
 import {
   createListeners,
   type PromptOutcome,
@@ -53,9 +55,32 @@ export function createLocalThread(
   if (notice) process.stderr.write(`guppy: ${notice}\n`);
   const dir = store.threadDir(threadId);
   const journal = join(dir, CHAT_INBOX_FILE);
+  // One run at a time, the thread's or a subagent's (a waiting parent lends its slot).
+  const limiter = createConcurrencyLimiter(1);
+  const subagents = createSubagents({
+    store,
+    logger,
+    limiter,
+    maxSubagents: config.maxSubagents,
+    toolResultMaxChars: config.toolResultMaxChars,
+    journalPath: join(dir, SUBAGENTS_DIR, "journal.jsonl"),
+    createRunner: (childId, parentId, childTools) =>
+      createThreadRunner({
+        threadId: childId,
+        workspaceThreadId: parentId,
+        config,
+        resolved,
+        store,
+        logger,
+        sandboxConfig,
+        services: childTools,
+      }),
+  });
   const orchestrator = createOrchestrator({
     store,
     maxConcurrent: 1,
+    limiter,
+    subagents: (id) => subagents.list(id),
     queueDepth: config.queueDepth,
     idleTimeoutMs: config.idleTimeoutSeconds * 1000,
     modelName: resolved.ref,
@@ -73,8 +98,10 @@ export function createLocalThread(
         logger,
         redactor,
         sandboxConfig,
+        services: subagents.tools(id),
       }),
   });
+  subagents.attach(orchestrator);
   // Notices reach the terminal as orchestrator events (below); the handle only takes them.
   orchestrator.registerChannel({
     adapterId: "cli",
@@ -87,6 +114,7 @@ export function createLocalThread(
   orchestrator.subscribe((event) => {
     if (canonicalThreadId(event.threadId) !== key) return;
     if (event.type === "notice" && event.text) listeners.emit(event);
+    if (event.type === "message") listeners.emit({ type: "message", text: event.text });
     if (event.type !== "runner") return;
     listeners.emit(event.event);
     if (event.event.type !== "run_end") return;
@@ -130,9 +158,11 @@ export function createLocalThread(
       // The chat holds the session's lock: a command listed there was left by one that was killed.
       takeOverRunningTrees(toolsFile, logger, "a guppy chat");
       await orchestrator.start();
+      subagents.recover();
     },
     async close() {
       // Called once the chat's prompts ended: saves the log cursor and status.json.
+      subagents.stop();
       await orchestrator.shutdown(0);
       recordRunningTrees(undefined);
       // Every prompt answered, the cursor past their lines: nothing is left to replay, and the

@@ -1,9 +1,11 @@
 import { join } from "node:path";
 import {
+  createConcurrencyLimiter,
   createHeartbeat,
   createLastChannel,
   createOrchestrator,
   createStore,
+  createSubagents,
   createThreadRunner,
   parseActiveHours,
   recordLastChannel,
@@ -65,7 +67,31 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   });
 
   const store = createStore({ home: config.home, logger, redactor });
+  // One set of run slots for the threads and their subagents (GUPPY_MAX_CONCURRENT).
+  const limiter = createConcurrencyLimiter(config.maxConcurrent);
+  const subagents = createSubagents({
+    store,
+    logger,
+    limiter,
+    maxSubagents: config.maxSubagents,
+    toolResultMaxChars: config.toolResultMaxChars,
+    journalPath: join(config.home, SUBAGENTS_JOURNAL),
+    createRunner: (childId, parentId, childTools) =>
+      createThreadRunner({
+        threadId: childId,
+        workspaceThreadId: parentId,
+        config,
+        resolved,
+        store,
+        logger,
+        redactor,
+        sandboxConfig,
+        services: childTools,
+      }),
+  });
   const orchestrator = createOrchestrator({
+    limiter,
+    subagents: (threadId) => subagents.list(threadId),
     store,
     maxConcurrent: config.maxConcurrent,
     queueDepth: config.queueDepth,
@@ -86,8 +112,10 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         redactor,
         sandboxConfig,
         threadHandle: () => orchestrator.threadHandle(threadId),
+        services: subagents.tools(threadId),
       }),
   });
+  subagents.attach(orchestrator);
   orchestrator.subscribe(gw.event);
   // The orchestrator holds the inbox lock now: no other gateway of this home runs, so tool
   // commands the list names were left by one that was killed (kill -9) and are ours to end.
@@ -136,6 +164,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     logger,
   });
   heartbeat.start();
+  // Results a killed gateway did not hand over go to their parents now, once.
+  subagents.recover();
   gw.say(
     `guppy serve ready: model ${resolved.ref}, channels ${channels.map((c) => c.name).join(", ")}, log ${gw.path}`,
   );
@@ -150,8 +180,13 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     for (const name of STOP_SIGNALS) process.once(name, () => resolve(name));
   });
   heartbeat.stop();
-  return shutdown(signal, config, channels, orchestrator, gw);
+  // Subagents still running once the threads' runs drained stop with the gateway; their results
+  // (or that they were interrupted) are handed over at the next start.
+  return shutdown(signal, config, channels, orchestrator, gw, () => subagents.stop());
 }
+
+/** `<home>/subagents.jsonl`: subagents whose results their parents have not got yet. */
+const SUBAGENTS_JOURNAL = "subagents.jsonl";
 
 /**
  * The signals that stop the gateway gracefully; a second SIGINT or SIGTERM stops it at once, its
@@ -165,6 +200,7 @@ async function shutdown(
   channels: GatewayChannel<AppConfig>[],
   orchestrator: ReturnType<typeof createOrchestrator>,
   gw: ReturnType<typeof createGatewayLogger>,
+  afterDrain: () => void,
 ): Promise<number> {
   const graceMs = config.shutdownGraceSeconds * 1000;
   const running = orchestrator.counters().runningNow;
@@ -202,6 +238,7 @@ async function shutdown(
   // The chat channels stop polling at once but post until the drain ends: its answers go out.
   const stopped = Promise.allSettled(channels.map((c) => c.stop(drained)));
   await drained;
+  afterDrain();
   // Every run has ended; a tool command aborted at the end of the grace period may still wait
   // for its SIGKILL, whose timer does not keep the process alive.
   killRunningTrees();

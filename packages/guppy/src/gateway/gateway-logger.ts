@@ -117,6 +117,8 @@ export function describeEvent(event: OrchestratorEvent): string | undefined {
       return event.delivered ? "abort delivered" : "abort ignored (nothing running)";
     case "notice":
       return `notice: ${oneLine(event.text, 100)}`;
+    case "message":
+      return `message posted${event.from ? ` from ${event.from}` : ""}: ${oneLine(event.text, 100)}`;
     case "backfilled":
       return `backfilled ${event.count} message(s)`;
     case "replayed":

@@ -80,6 +80,10 @@ export function createChatRenderer(deps: {
         spinner.stop();
         line(styles.dim(terminalSafeText(event.text)));
         break;
+      case "message":
+        spinner.stop();
+        line(terminalSafeText(event.text));
+        break;
       case "run_end":
         spinner.stop();
         if (event.stopReason === "aborted") line(styles.dim("(stopped)"));

@@ -29,6 +29,10 @@ export function statusText(status: ThreadStatus): string {
       : "last request none yet",
     `cost         $${status.cost.toFixed(4)}`,
     ...(status.sandbox ? [`sandbox      ${status.sandbox}`] : []),
+    ...(status.subagents ?? []).map(
+      (c, i) =>
+        `${i === 0 ? "subagents    " : "             "}${c.id}${c.label ? ` "${c.label}"` : ""}: ${c.state}`,
+    ),
   ];
   return lines.join("\n");
 }

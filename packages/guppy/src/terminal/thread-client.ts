@@ -1,7 +1,13 @@
 import type { RunnerEvent, RunStopReason, ThreadStatus } from "@guppy/core";
 
-/** What the terminal shows of its thread: a run's events, and guppy's own notices. */
-export type ThreadClientEvent = RunnerEvent | { type: "notice"; text: string };
+/**
+ * What the terminal shows of its thread: a run's events, guppy's own notices, and messages guppy
+ * posted to the thread outside an answer (send_message).
+ */
+export type ThreadClientEvent =
+  | RunnerEvent
+  | { type: "notice"; text: string }
+  | { type: "message"; text: string };
 
 /** How a prompt's run ended (a prompt the thread did not take: "error", with the reason). */
 export interface PromptOutcome {

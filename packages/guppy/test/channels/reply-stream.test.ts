@@ -133,6 +133,25 @@ describe("createReplyStream", () => {
     expect(calls.some((c) => c.kind === "edit")).toBe(false);
   });
 
+  it("does not post a final answer the run already sent with send_message", async () => {
+    const { target, messages } = memoryTarget();
+    const stream = createReplyStream(target, {
+      split: (t) => splitMessage(t, 4096),
+      mode: "blocks",
+      editIntervalMs: 10,
+      typingIntervalMs: 1000,
+      logger: silentLogger,
+    });
+    stream.onEvent({ type: "text_delta", delta: "Checking." });
+    stream.onEvent({ type: "tool_call", toolCallId: "1", name: "send_message", args: {} });
+    stream.onEvent({ type: "text_delta", delta: "All done" });
+    stream.onEvent({ type: "run_end", text: "All done", stopReason: "stop", delivered: true });
+    await stream.idle();
+    // The block before the tool call is posted; the answer (posted by the tool) is not, nor is
+    // "(no reply)".
+    expect(messages).toEqual(["Checking."]);
+  });
+
   it("waits out a 429 for retry_after seconds and still delivers the text", async () => {
     const { target, messages, calls } = memoryTarget({ rateLimitFirstPost: 0.2 });
     const stream = createReplyStream(target, {

@@ -85,8 +85,17 @@ describe("the tools setting", () => {
       return (request?.tools ?? []).map((tool) => tool.function.name);
     };
     settings({});
-    expect(await offered()).toEqual(["bash", "read", "write", "edit"]);
-    settings({ cli: { owner: { deny: ["bash", "edit"] } } });
-    expect(await offered()).toEqual(["read", "write"]);
+    // guppy chat wires the messaging and subagent services.
+    expect(await offered()).toEqual([
+      "bash",
+      "read",
+      "write",
+      "edit",
+      "send_message",
+      "spawn",
+      "subagent",
+    ]);
+    settings({ cli: { owner: { deny: ["bash", "edit", "spawn"] } } });
+    expect(await offered()).toEqual(["read", "write", "send_message", "subagent"]);
   });
 });

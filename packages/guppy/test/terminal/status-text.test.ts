@@ -33,3 +33,27 @@ describe("/status and the sandbox", () => {
     expect(chatStatusText(status)).not.toMatch(/sandbox/i);
   });
 });
+
+describe("/status and subagents", () => {
+  const subagents: ThreadStatus["subagents"] = [
+    { id: "cli:local:default~sub-1", label: "finder", state: "running" },
+    { id: "cli:local:default~sub-2", state: "done" },
+  ];
+
+  it("lists a thread's subagents in the terminal and in a chat", () => {
+    expect(
+      statusText({ ...status, subagents })
+        .split("\n")
+        .slice(-2),
+    ).toEqual([
+      'subagents    cli:local:default~sub-1 "finder": running',
+      "             cli:local:default~sub-2: done",
+    ]);
+    expect(
+      chatStatusText({ ...status, subagents })
+        .split("\n")
+        .at(-1),
+    ).toBe('Subagents: cli:local:default~sub-1 "finder" running, cli:local:default~sub-2 done');
+    expect(statusText(status)).not.toMatch(/subagents/);
+  });
+});

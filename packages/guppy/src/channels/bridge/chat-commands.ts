@@ -55,6 +55,11 @@ export function statusText(status: ThreadStatus): string {
     `Cost: $${status.cost.toFixed(4)}`,
     `State: ${status.state}, ${status.queued} queued`,
     ...(status.sandbox ? [`Sandbox: ${status.sandbox}`] : []),
+    ...(status.subagents && status.subagents.length > 0
+      ? [
+          `Subagents: ${status.subagents.map((c) => `${c.id}${c.label ? ` "${c.label}"` : ""} ${c.state}`).join(", ")}`,
+        ]
+      : []),
   ].join("\n");
 }
 

@@ -68,6 +68,8 @@ export function createChatThreadHandle(
         logger.warn("channel: could not post a notice", { threadId, error: String(error) });
       }
     },
+    // A message from guppy outside the reply (send_message): posted as it is, split to fit.
+    post: (text) => postSplit(thread, text, reply),
     uploadFile: async (path, comment) => {
       const data = await readFile(path);
       await withRateLimitRetry(() =>

@@ -268,6 +268,13 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
           typing(false);
           // A heartbeat with nothing for the user: nothing is posted, not even "(no reply)".
           if (event.quiet) break;
+          if (event.delivered) {
+            // The run posted this answer already (send_message): not a second time, where the
+            // last block is not on screen yet.
+            const last = current();
+            if (last.sent.length === 0) last.text = "";
+            anyText = true;
+          }
           finishBlock();
           if (event.stopReason === "error")
             postNotice(`⚠️ ${event.errorMessage ?? "The model request failed."}`);

@@ -313,6 +313,8 @@ function threadJson(t: ThreadSummary) {
     messages: t.messages,
     tokens: { context: t.contextTokens, context_window: t.contextWindow },
     cost: t.cost,
+    // Its subagents (id, label, state): shown with it, never as threads of their own.
+    ...(t.subagents ? { subagents: t.subagents } : {}),
   };
 }
 

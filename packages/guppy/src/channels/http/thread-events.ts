@@ -57,6 +57,8 @@ function toSse(event: OrchestratorEvent): { event: string; data: string } | unde
               text: e.text,
               stop_reason: e.stopReason,
               error: e.errorMessage ?? null,
+              // Posted already by the run's send_message: a client shows it once.
+              ...(e.delivered ? { delivered: true } : {}),
             }),
           };
         default:
@@ -65,6 +67,11 @@ function toSse(event: OrchestratorEvent): { event: string; data: string } | unde
     }
     case "notice":
       return event.text ? { event: "notice", data: data({ text: event.text }) } : undefined;
+    case "message":
+      return {
+        event: "message",
+        data: data({ text: event.text, ...(event.from ? { from: event.from } : {}) }),
+      };
     case "queued":
       return {
         event: "queued",
