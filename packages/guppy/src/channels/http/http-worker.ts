@@ -1,8 +1,7 @@
-import type { Server } from "node:http";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { createRemoteBackend } from "./backend-rpc.js";
 import { createHttpApp } from "./create-http-app.js";
-import { closeHttp, listenHttp } from "./listen-http.js";
+import { closeHttp, type Listening, listenHttp } from "./listen-http.js";
 import { HTTP_THREAD_NICENESS, lowerThreadPriority } from "./thread-priority.js";
 
 /** What the worker starts with (http-channel.ts gives it). */
@@ -63,10 +62,10 @@ const app = createHttpApp({
   },
 });
 
-let server: Server | undefined;
-listenHttp(app, data.host, data.port).then(
+let server: Listening | undefined;
+listenHttp(app, data.host, data.port, { log: (message) => report({ type: "log", message }) }).then(
   (listening) => {
-    server = listening.server;
+    server = listening;
     report({ type: "listening", address: listening.address, port: listening.port });
   },
   (error: Error) => report({ type: "failed", message: error.message }),
