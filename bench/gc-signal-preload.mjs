@@ -1,6 +1,6 @@
 // Helper of bench/gateway (`node --expose-gc --import ./bench/gc-signal-preload.mjs …`): on
 // SIGUSR2 the gateway runs full garbage collections and appends one JSON line
-// `{"rss":…,"heapUsed":…}` (bytes) to the file named by BENCH_GC_REPORT — what it holds once
+// `{"rss":…,"heapUsed":…,"heapTotal":…,"external":…,"arrayBuffers":…}` (bytes) to the file named by BENCH_GC_REPORT — what it holds once
 // the garbage of the load is gone, the memory its idle threads really retain.
 import { appendFileSync } from "node:fs";
 
@@ -16,8 +16,9 @@ process.on("SIGUSR2", () => {
     globalThis.gc();
     if (--left > 0) setTimeout(collect, 50);
     else {
-      const { rss, heapUsed } = process.memoryUsage();
-      appendFileSync(report, `${JSON.stringify({ rss, heapUsed })}\n`);
+      const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+      const line = { rss, heapUsed, heapTotal, external, arrayBuffers };
+      appendFileSync(report, `${JSON.stringify(line)}\n`);
     }
   };
   collect();
