@@ -17,7 +17,20 @@ process.on("SIGUSR2", () => {
     if (--left > 0) setTimeout(collect, 50);
     else {
       const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
-      const line = { rss, heapUsed, heapTotal, external, arrayBuffers };
+      // The HTTP API worker's heap (its own isolate, which these GCs do not reach), from the
+      // diagnostic report.
+      const workers = process.report.getReport().workers ?? [];
+      const workerHeapTotal = workers.reduce((n, w) => n + (w.javascriptHeap?.totalMemory ?? 0), 0);
+      const workerHeapUsed = workers.reduce((n, w) => n + (w.javascriptHeap?.usedMemory ?? 0), 0);
+      const line = {
+        rss,
+        heapUsed,
+        heapTotal,
+        external,
+        arrayBuffers,
+        workerHeapUsed,
+        workerHeapTotal,
+      };
       appendFileSync(report, `${JSON.stringify(line)}\n`);
     }
   };

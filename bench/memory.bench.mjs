@@ -125,41 +125,40 @@ async function startServe(home, gcReport) {
 }
 
 const describe = (m) =>
-  `RSS ${(m.rss / MB).toFixed(0)} MB (heap ${(m.heapUsed / MB).toFixed(0)}/${(m.heapTotal / MB).toFixed(0)} MB, external ${(m.external / MB).toFixed(0)} MB, array buffers ${(m.arrayBuffers / MB).toFixed(0)} MB)`;
+  `RSS ${(m.rss / MB).toFixed(0)} MB (heap ${(m.heapUsed / MB).toFixed(0)}/${(m.heapTotal / MB).toFixed(0)} MB, HTTP worker's heap ${(m.workerHeapUsed / MB).toFixed(0)}/${(m.workerHeapTotal / MB).toFixed(0)} MB, external ${(m.external / MB).toFixed(0)} MB)`;
 
 /**
- * Where the RSS is (BENCH_MEMORY_SMAPS=1): resident kB by kind of mapping — the brk heap (the
- * main thread's malloc arena), anonymous mappings of 64 MB or more (other threads' malloc
- * arenas: reserved 64 MB at a time), other anonymous ones (V8's heaps and code, mostly),
- * files.
+ * Where the RSS is (BENCH_MEMORY_SMAPS=1), in MB by kind of mapping: `brk` (the main thread's
+ * malloc arena), `arenas` (anonymous read-write mappings at a 64 MB boundary: other threads'
+ * malloc arenas, reserved 64 MB at a time), `anon` (other anonymous memory: V8's heaps and code,
+ * mostly), `file` (the node binary and libraries' pages).
  */
 function smapsSummary(pid) {
-  const kinds = new Map();
-  let current;
+  const M64 = 64n * 1024n * 1024n;
+  const kinds = { brk: 0, arenas: 0, anon: 0, file: 0 };
+  let kind;
   for (const line of readFileSync(`/proc/${pid}/smaps`, "utf8").split("\n")) {
-    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    const head = /^([0-9a-f]+)-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
     if (head) {
-      const size = (Number.parseInt(head[2], 16) - Number.parseInt(head[1], 16)) / 1024;
       const name = head[3] ?? "";
-      current =
+      kind =
         name === "[heap]"
-          ? "brk heap (main malloc arena)"
+          ? "brk"
           : name.startsWith("/")
-            ? "files"
+            ? "file"
             : name
-              ? name
-              : size >= 65_536 - 4096 && size <= 65_536
-                ? "anon ~64 MB (thread malloc arenas)"
-                : "anon other (V8 heaps, code, stacks)";
+              ? undefined
+              : BigInt(`0x${head[1]}`) % M64 === 0n && head[2].startsWith("rw")
+                ? "arenas"
+                : "anon";
       continue;
     }
     const rss = /^Rss:\s+(\d+) kB/.exec(line);
-    if (rss && current) kinds.set(current, (kinds.get(current) ?? 0) + Number(rss[1]));
+    if (rss && kind) kinds[kind] += Number(rss[1]);
   }
-  return [...kinds]
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `  ${(v / 1024).toFixed(1).padStart(7)} MB  ${k}`)
-    .join("\n");
+  return Object.entries(kinds)
+    .map(([k, v]) => `${k} ${(v / 1024).toFixed(0)}`)
+    .join(", ");
 }
 
 const homes = [];
@@ -172,6 +171,7 @@ try {
       await sleep(10_000);
       const idleRss = rssMb(s.child.pid);
       const idle = await s.afterGc();
+      const smaps = process.env.BENCH_MEMORY_SMAPS ? smapsSummary(s.child.pid) : undefined;
       const client = createHttpLoadClient(s.port);
       const failures = new Map();
       const ask = async (thread, text, user) => {
@@ -201,7 +201,11 @@ try {
       const wall = performance.now() - t0;
       const loadedRss = rssMb(s.child.pid);
       client.close();
+      // As it runs: no forced GC, 5 s after the load (every thread unloaded) and 30 s later.
       await sleep(5000);
+      const unloadedRss = rssMb(s.child.pid);
+      await sleep(30_000);
+      const settledRss = rssMb(s.child.pid);
       const unloaded = await s.afterGc();
       await sleep(30_000);
       const settled = await s.afterGc();
@@ -212,12 +216,16 @@ try {
       console.log(
         `  load ${answered}/${THREADS * MESSAGES} answered in ${(wall / 1000).toFixed(1)} s; RSS at its end ${loadedRss.toFixed(0)} MB`,
       );
-      console.log(`  after idle unload and GC ${describe(unloaded)} = ${ratio(unloaded)}× idle`);
+      console.log(
+        `  as it runs, no forced GC: ${unloadedRss.toFixed(0)} MB 5 s after the load, ${settledRss.toFixed(0)} MB 30 s later = ${(settledRss / idleRss).toFixed(2)}× idle`,
+      );
+      console.log(`  then after full GCs      ${describe(unloaded)} = ${ratio(unloaded)}× idle`);
       console.log(
         `  30 s later, after GC    ${describe(settled)} = ${ratio(settled)}× idle (target ≤ 1.5×)`,
       );
       if (failures.size > 0) console.log(`  not answered 200: ${JSON.stringify([...failures])}`);
-      if (process.env.BENCH_MEMORY_SMAPS) console.log(smapsSummary(s.child.pid));
+      if (smaps)
+        console.log(`  resident MB: idle ${smaps}; at the end ${smapsSummary(s.child.pid)}`);
     } finally {
       await s.stop();
     }

@@ -1,4 +1,5 @@
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { createIdleCollector } from "../../gateway/idle-collect.js";
 import { createRemoteBackend } from "./backend-rpc.js";
 import { createHttpApp } from "./create-http-app.js";
 import { closeHttp, type Listening, listenHttp } from "./listen-http.js";
@@ -62,10 +63,15 @@ const app = createHttpApp({
   },
 });
 
+/** How long the API is quiet before its heap is collected once (idle-collect.ts). */
+const QUIET_MS = 5_000;
+const collector = createIdleCollector(QUIET_MS);
+
 let server: Listening | undefined;
 listenHttp(app, data.host, data.port, { log: (message) => report({ type: "log", message }) }).then(
   (listening) => {
     server = listening;
+    listening.server.on("request", collector.touch);
     report({ type: "listening", address: listening.address, port: listening.port });
   },
   (error: Error) => report({ type: "failed", message: error.message }),
@@ -73,6 +79,7 @@ listenHttp(app, data.host, data.port, { log: (message) => report({ type: "log", 
 
 port.on("message", (command: HttpWorkerCommand) => {
   if (command.type !== "stop") return;
+  collector.stop();
   for (const close of streams) close();
   const closing = server ? closeHttp(server) : Promise.resolve();
   server = undefined;
