@@ -25,7 +25,7 @@ export interface IdleCollector {
  * Runs one full garbage collection of this thread's heap once it has been quiet for `quietMs`
  * after activity. After a load V8 collects an idle heap rarely or never (nothing allocates, so
  * nothing triggers a GC): the HTTP worker kept ~13 MB of the load's garbage, and its grown heap,
- * for as long as the gateway stayed idle (bench/memory). One collection per quiet spell, costing
+ * for as long as the gateway stayed idle (bench/memory). Two collections per quiet spell, costing
  * a few milliseconds of a thread that has nothing else to do.
  */
 export function createIdleCollector(quietMs: number): IdleCollector {
@@ -36,7 +36,11 @@ export function createIdleCollector(quietMs: number): IdleCollector {
     () => {
       if (!due || Date.now() - last < quietMs) return;
       due = false;
-      collect?.();
+      if (!collect) return;
+      collect();
+      // Again a moment later: what the first one's finalizers and weak callbacks let go (native
+      // handles' wrappers, caches keyed weakly) goes in the second.
+      setTimeout(collect, 100).unref();
     },
     Math.max(100, Math.floor(quietMs / 2)),
   );
