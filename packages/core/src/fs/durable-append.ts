@@ -1,13 +1,11 @@
+import { closeSync, fstatSync, fsyncSync, mkdir, open, openSync, readSync } from "node:fs";
 import {
-  closeSync,
-  fstatSync,
-  fsyncSync,
-  mkdir,
-  open,
-  openSync,
-  readFileSync,
-  readSync,
-} from "node:fs";
+  appendFileBound,
+  isDescriptorShortage,
+  openFilesLimit,
+  readProcessLimits,
+  retryOnDescriptorShortage,
+} from "./descriptor-budget.js";
 import { appendFully, fileWriteError } from "./write.js";
 
 /** Records as JSON lines, each ending in a newline ("" for none). */
@@ -68,26 +66,14 @@ interface OpenFile {
  */
 const openFiles = new Map<string, OpenFile>();
 let clock = 0;
-let maxOpen = openFileBound(readProcessLimits());
+let maxOpen = appendFileBound(openFilesLimit(readProcessLimits()));
 
 /**
- * How many append files to keep open: half the open-files limit (the rest is for sockets, the
- * journal, logs and tools), at most 8,192 (two per active thread: 4,096 threads), at least 64.
- * 2,048 when the limit is unknown (no /proc). `limits` is the text of /proc/self/limits.
+ * How many append files to keep open (descriptor-budget.ts): half the open-files limit. `limits`
+ * is the text of /proc/self/limits.
  */
 export function openFileBound(limits: string | undefined): number {
-  const soft = limits && /^Max open files\s+(\d+|unlimited)/m.exec(limits)?.[1];
-  if (!soft) return 2048;
-  const limit = soft === "unlimited" ? Number.POSITIVE_INFINITY : Number(soft);
-  return Math.max(64, Math.min(8192, Math.floor(limit / 2)));
-}
-
-function readProcessLimits(): string | undefined {
-  try {
-    return readFileSync("/proc/self/limits", "utf8");
-  } catch {
-    return undefined;
-  }
+  return appendFileBound(openFilesLimit(limits));
 }
 
 /** Tests: a small bound, to exercise eviction without thousands of files. Returns the old one. */
@@ -109,7 +95,15 @@ function openForAppend(path: string): OpenFile {
     }
     release(path, cached);
   }
-  const file = openFile(openSync(path, "a+"), true);
+  let fd: number;
+  try {
+    fd = openSync(path, "a+");
+  } catch (error) {
+    // Out of descriptors: the least recently used append files give theirs back, once.
+    if (!isDescriptorShortage(error) || !closeLeastUsed()) throw error;
+    fd = openSync(path, "a+");
+  }
+  const file = openFile(fd, true);
   remember(path, file);
   return file;
 }
@@ -148,15 +142,22 @@ const openFile = (fd: number, openedNow: boolean): OpenFile => {
  * one): a sort now and then rather than upkeep of an order on every append.
  */
 function remember(path: string, file: OpenFile): void {
-  if (openFiles.size >= maxOpen) {
-    const byUse = [...openFiles].sort((a, b) => a[1].used - b[1].used);
-    const excess = openFiles.size - maxOpen + 1;
-    for (const [oldest, entry] of byUse.slice(0, Math.max(excess, Math.floor(maxOpen / 4)))) {
-      openFiles.delete(oldest);
-      shut(entry);
-    }
-  }
+  if (openFiles.size >= maxOpen) closeLeastUsed(openFiles.size - maxOpen + 1);
   openFiles.set(path, file);
+}
+
+/**
+ * Closes the least recently used quarter of the open append files (at least `atLeast`, at least
+ * one); false when none was open. Also what an open that met EMFILE does before it tries again.
+ */
+function closeLeastUsed(atLeast = 1): boolean {
+  if (openFiles.size === 0) return false;
+  const byUse = [...openFiles].sort((a, b) => a[1].used - b[1].used);
+  for (const [oldest, entry] of byUse.slice(0, Math.max(atLeast, Math.floor(maxOpen / 4)))) {
+    openFiles.delete(oldest);
+    shut(entry);
+  }
+  return true;
 }
 
 /** Paths `openForAppendAsync` is opening, and how often they were forgotten meanwhile. */
@@ -177,8 +178,13 @@ export async function openForAppendAsync(path: string): Promise<void> {
   const forgets = pending.forgets;
   let fd: number;
   try {
-    fd = await new Promise<number>((resolve, reject) =>
-      open(path, "a+", (error, fd) => (error ? reject(error) : resolve(fd))),
+    // A thread that was accepted waits for descriptors rather than failing its run.
+    fd = await retryOnDescriptorShortage(
+      () =>
+        new Promise<number>((resolve, reject) =>
+          open(path, "a+", (error, fd) => (error ? reject(error) : resolve(fd))),
+        ),
+      { free: () => closeLeastUsed() },
     );
   } finally {
     if (--pending.count === 0) opening.delete(path);

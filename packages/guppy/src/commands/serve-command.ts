@@ -28,6 +28,7 @@ import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { createGatewayLogger } from "../gateway/gateway-logger.js";
+import { createIdleCollector } from "../gateway/idle-collect.js";
 import { heldByChat } from "./chat-session-lock.js";
 import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
 
@@ -117,6 +118,9 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   });
   subagents.attach(orchestrator);
   orchestrator.subscribe(gw.event);
+  // One full GC once the threads have been quiet for 10 s (their runs ended, their agents
+  // unloaded): V8 left a load's garbage and grown heap in place (issue 33, bench/memory).
+  orchestrator.subscribe(createIdleCollector(10_000).touch);
   // The orchestrator holds the inbox lock now: no other gateway of this home runs, so tool
   // commands the list names were left by one that was killed (kill -9) and are ours to end.
   takeOverRunningTrees(join(config.home, RUNNING_TOOLS_FILE), logger, "a guppy");

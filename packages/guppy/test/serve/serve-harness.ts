@@ -65,10 +65,18 @@ export interface ServeProcess {
   api(path: string, init?: RequestInit): Promise<Response>;
 }
 
-/** Starts `guppy serve` on 127.0.0.1:0 and resolves once the HTTP API listens. */
-export function startServe(home: string, env: Record<string, string>): Promise<ServeProcess> {
+/**
+ * Starts `guppy serve` on 127.0.0.1:0 and resolves once the HTTP API listens. `prefix`: a
+ * command it runs under (as `prlimit --nofile=300:300`).
+ */
+export function startServe(
+  home: string,
+  env: Record<string, string>,
+  options: { prefix?: string[] } = {},
+): Promise<ServeProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [guppyBin, "serve"], {
+    const [command, ...args] = [...(options.prefix ?? []), process.execPath, guppyBin, "serve"];
+    const child = spawn(command as string, args, {
       env: cleanEnv({ GUPPY_HOME: home, GUPPY_HTTP_PORT: "0", ...env }),
       stdio: ["ignore", "pipe", "pipe"],
     });

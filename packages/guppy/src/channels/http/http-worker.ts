@@ -1,8 +1,8 @@
-import type { Server } from "node:http";
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { createIdleCollector } from "../../gateway/idle-collect.js";
 import { createRemoteBackend } from "./backend-rpc.js";
 import { createHttpApp } from "./create-http-app.js";
-import { closeHttp, listenHttp } from "./listen-http.js";
+import { closeHttp, type Listening, listenHttp } from "./listen-http.js";
 import { HTTP_THREAD_NICENESS, lowerThreadPriority } from "./thread-priority.js";
 
 /** What the worker starts with (http-channel.ts gives it). */
@@ -63,10 +63,15 @@ const app = createHttpApp({
   },
 });
 
-let server: Server | undefined;
-listenHttp(app, data.host, data.port).then(
+/** How long the API is quiet before its heap is collected once (idle-collect.ts). */
+const QUIET_MS = 5_000;
+const collector = createIdleCollector(QUIET_MS);
+
+let server: Listening | undefined;
+listenHttp(app, data.host, data.port, { log: (message) => report({ type: "log", message }) }).then(
   (listening) => {
-    server = listening.server;
+    server = listening;
+    listening.server.on("request", collector.touch);
     report({ type: "listening", address: listening.address, port: listening.port });
   },
   (error: Error) => report({ type: "failed", message: error.message }),
@@ -74,6 +79,7 @@ listenHttp(app, data.host, data.port).then(
 
 port.on("message", (command: HttpWorkerCommand) => {
   if (command.type !== "stop") return;
+  collector.stop();
   for (const close of streams) close();
   const closing = server ? closeHttp(server) : Promise.resolve();
   server = undefined;

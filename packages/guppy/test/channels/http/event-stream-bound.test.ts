@@ -56,8 +56,9 @@ describe("GET /v1/threads/{id}/events", () => {
   const open = async () => {
     const b = eventsBackend();
     const app = createHttpApp({ backend: b.backend, token: TOKEN, tokenHint: "t", modelName: "m" });
-    const { server, port } = await listenHttp(app, "127.0.0.1", 0);
-    stops.push(() => closeHttp(server));
+    const listening = await listenHttp(app, "127.0.0.1", 0);
+    const { port } = listening;
+    stops.push(() => closeHttp(listening));
     const socket: Socket = connect(port, "127.0.0.1");
     stops.push(() => socket.destroy());
     socket.write(
