@@ -1,8 +1,12 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { waitDead } from "../../../core/test/helpers/process-state.js";
+import {
+  uniqueMarker,
+  waitNoneWith,
+  waitRunning,
+} from "../../../core/test/helpers/process-state.js";
 import { tempHome } from "../helpers/run-cli.js";
 import {
   type AsyncMockLlm,
@@ -52,9 +56,9 @@ async function script(request: ChatCompletionRequest): Promise<FixtureResponse> 
   const task = /Task: (.*)$/s.exec(users[0] ?? "")?.[1] ?? "";
   if (child) {
     if (last?.role === "tool") return { content: `child woke: ${contentText(last.content)}` };
-    const sleepy = /^sleepy (\S+)/.exec(task);
+    const sleepy = /^sleepy (\d+)/.exec(task);
     if (sleepy) {
-      return { toolCalls: [call("bash", { command: `echo $$ > ${sleepy[1]}; exec sleep 60` })] };
+      return { toolCalls: [call("bash", { command: `exec sleep 60.${sleepy[1]}` })] };
     }
     const waiting = gates.get(task);
     if (waiting) await waiting;
@@ -84,12 +88,12 @@ async function script(request: ChatCompletionRequest): Promise<FixtureResponse> 
   }
   const wait = /^wait (\S+)$/.exec(lastUser);
   if (wait) return { toolCalls: [call("subagent", { task: wait[1] })] };
-  const sleeping = /^spawn-then-sleep (\S+) (\S+)$/.exec(lastUser);
+  const sleeping = /^spawn-then-sleep (\d+) (\d+)$/.exec(lastUser);
   if (sleeping) {
     return {
       toolCalls: [
         call("spawn", { task: `sleepy ${sleeping[1]}` }),
-        call("bash", { command: `echo $$ > ${sleeping[2]}; exec sleep 60` }),
+        call("bash", { command: `exec sleep 60.${sleeping[2]}` }),
       ],
     };
   }
@@ -279,22 +283,15 @@ describe("send_message, spawn and subagent through guppy serve (aimock behind it
   it("aborting the parent's run kills its running children", async () => {
     const dir = home();
     const s = await serve(dir, { GUPPY_SANDBOX: "host" });
-    const childPid = join(dir, "child.pid");
-    const parentPid = join(dir, "parent.pid");
-    await post(s, "http:api:doomed", `spawn-then-sleep ${childPid} ${parentPid}`);
-    const pids = await waitFor(
-      () => {
-        if (!existsSync(childPid) || !existsSync(parentPid)) return undefined;
-        const read = (p: string) => Number(readFileSync(p, "utf8").trim());
-        const both = [read(childPid), read(parentPid)];
-        return both.every((p) => p > 0) ? both : undefined;
-      },
-      30_000,
-      "both sleeping commands",
-    );
+    // Each command runs in a PID namespace of its own: found by its unique `sleep` argument.
+    const [child, parent] = [uniqueMarker(), uniqueMarker()];
+    await post(s, "http:api:doomed", `spawn-then-sleep ${child} ${parent}`);
+    await waitRunning([`sleep 60.${child}`, `sleep 60.${parent}`], 30_000);
     const r = await s.api("/v1/threads/http:api:doomed/abort", { method: "POST" });
     expect(r.status).toBe(200);
-    for (const pid of pids) expect(await waitDead(pid as number, 15_000)).toBe(true);
+    for (const marker of [child, parent]) {
+      expect(await waitNoneWith(`sleep 60.${marker}`, 15_000)).toBe(true);
+    }
     await waitFor(
       async () => {
         const status = (await (await s.api("/v1/threads/http:api:doomed/status")).json()) as {
