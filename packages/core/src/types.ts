@@ -335,6 +335,17 @@ export interface ThreadStatus extends ThreadFigures {
    * app told the orchestrator, so `/status` shows whether a thread is confined.
    */
   sandbox?: string;
+  /** The thread's scheduled events (`<home>/events/`), when the app told the orchestrator. */
+  events?: ThreadEventInfo[];
+}
+
+/** A scheduled event of a thread, as `/status` and `GET /v1/threads` show it. */
+export interface ThreadEventInfo {
+  id: string;
+  type: "immediate" | "one-shot" | "periodic";
+  schedule?: string;
+  /** ISO time of its next firing. */
+  nextRun?: string;
 }
 
 /**
@@ -358,8 +369,16 @@ export interface Orchestrator {
    * A steer or abort with a `messageId` is remembered whether or not something was running.
    */
   send(threadId: string, message: ActorMessage): SendResult;
-  /** Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id. */
-  sendToChannel(adapterId: string, channelId: string, text: string): Promise<string | undefined>;
+  /**
+   * Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id.
+   * `sender`: who the prompt is from (the event bus gives its origin and a message id).
+   */
+  sendToChannel(
+    adapterId: string,
+    channelId: string,
+    text: string,
+    sender?: PromptSender,
+  ): Promise<string | undefined>;
   registerChannel(link: ChannelLink): void;
   /** A handle for `threadId` from its registered channel (the `upload` tool's), if one runs here. */
   threadHandle(threadId: string): ThreadHandle | undefined;

@@ -13,6 +13,7 @@ import type {
   ResetResult,
   RuntimeOrchestrator,
   SendResult,
+  ThreadEventInfo,
   ThreadHandle,
 } from "../types.js";
 import type { ActorHost } from "./actor-types.js";
@@ -49,6 +50,8 @@ export interface OrchestratorOptions {
    * in the inbox wait for a later start.
    */
   heldElsewhere?(threadId: string): string | undefined;
+  /** A thread's scheduled events (the event bus's): every `status()` carries them. */
+  threadEvents?(threadId: string): ThreadEventInfo[];
 }
 
 /** Why `reset` or `compact` refused: another process runs the thread (`heldElsewhere`). */
@@ -128,7 +131,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       }
     },
 
-    async sendToChannel(adapterId, channelId, text) {
+    async sendToChannel(adapterId, channelId, text, sender) {
       const link = links.get(adapterId);
       if (!link?.postToChannel) {
         logger.warn(`sendToChannel: no channel "${adapterId}" that can open threads`);
@@ -140,6 +143,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
           type: "prompt",
           text,
           thread: link.threadHandle(threadId),
+          ...sender,
         });
         if (result.status !== "queued") {
           logger.warn(`sendToChannel: the prompt for ${threadId} was not queued`, { result });

@@ -2,12 +2,14 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import {
   createOrchestrator,
+  createScheduleTool,
   createThreadRunner,
   type GuppyConfig,
   type Logger,
   type ResolvedModel,
   type Store,
 } from "@guppy/core";
+import { EVENTS_DIR, eventsForThread, nextRun, readEventFiles } from "@guppy/core/events";
 import {
   describeSandbox,
   RUNNING_TOOLS_FILE,
@@ -61,8 +63,33 @@ export function createLocalThread(
     logger,
     // The chat holds the session's chat.lock already, and lets go of it after `close`.
     inbox: { file: journal, lock: () => () => {} },
+    // No event bus runs in a chat (the gateway's fires them): the thread's event files as they are.
+    threadEvents: (id) => {
+      const now = Date.now();
+      return eventsForThread(readEventFiles(join(config.home, EVENTS_DIR)).events, id).map((e) => {
+        const at = nextRun(e, now, config.timezone);
+        return {
+          id: e.id,
+          type: e.type,
+          ...(e.schedule ? { schedule: e.schedule } : {}),
+          ...(at !== undefined ? { nextRun: new Date(at).toISOString() } : {}),
+        };
+      });
+    },
     createRunner: (id) =>
-      createThreadRunner({ threadId: id, config, resolved, store, logger, sandboxConfig }),
+      createThreadRunner({
+        threadId: id,
+        config,
+        resolved,
+        store,
+        logger,
+        sandboxConfig,
+        // The tool only writes event files: a gateway on this home fires them.
+        services: {
+          schedule: () =>
+            createScheduleTool({ home: config.home, threadId: id, timezone: config.timezone }),
+        },
+      }),
   });
   // Notices reach the terminal as orchestrator events (below); the handle only takes them.
   orchestrator.registerChannel({

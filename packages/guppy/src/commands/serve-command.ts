@@ -1,8 +1,10 @@
 import { join } from "node:path";
 import {
   configuredSecrets,
+  createEventBus,
   createOrchestrator,
   createRedactor,
+  createScheduleTool,
   createStore,
   createThreadRunner,
   resolveModel,
@@ -23,7 +25,7 @@ import { ExitCode } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
-import { createGatewayLogger } from "../gateway/gateway-logger.js";
+import { createGatewayLogger, describeEventBusReport } from "../gateway/gateway-logger.js";
 import { heldByChat } from "./chat-session-lock.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
@@ -68,6 +70,21 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   });
 
   const store = createStore({ home: config.home, logger, redactor });
+  // Event files (<home>/events/) fire prompts through the orchestrator; started once it is.
+  const events = createEventBus({
+    home: config.home,
+    orchestrator: {
+      send: (threadId, message) => orchestrator.send(threadId, message),
+      sendToChannel: (...a) => orchestrator.sendToChannel(...a),
+    },
+    timezone: config.timezone,
+    logger,
+    report: (report) => {
+      gw.say(describeEventBusReport(report));
+      if (report.type === "fired") logger.info("event fired", { ...report });
+      else logger.info(`event ${report.type}`, { ...report });
+    },
+  });
   const orchestrator = createOrchestrator({
     store,
     maxConcurrent: config.maxConcurrent,
@@ -79,6 +96,13 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     logger,
     // A `guppy chat` that had its session open before this start runs that thread (409 here).
     heldElsewhere: (threadId) => heldByChat(store, threadId),
+    threadEvents: (threadId) =>
+      events.eventsOf(threadId).map(({ id, type, schedule, nextRun }) => ({
+        id,
+        type,
+        ...(schedule ? { schedule } : {}),
+        ...(nextRun ? { nextRun } : {}),
+      })),
     createRunner: (threadId) =>
       createThreadRunner({
         threadId,
@@ -89,6 +113,10 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         redactor,
         sandboxConfig,
         threadHandle: () => orchestrator.threadHandle(threadId),
+        services: {
+          schedule: () =>
+            createScheduleTool({ home: config.home, threadId, timezone: config.timezone }),
+        },
       }),
   });
   orchestrator.subscribe(gw.event);
@@ -126,6 +154,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     throw error;
   }
   await orchestrator.start();
+  events.start();
   gw.say(
     `guppy serve ready: model ${resolved.ref}, channels ${channels.map((c) => c.name).join(", ")}, log ${gw.path}`,
   );
@@ -139,6 +168,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     for (const name of STOP_SIGNALS) process.once(name, () => resolve(name));
   });
+  // No event fires into a draining orchestrator (it would refuse it and the slot be lost).
+  events.stop();
   return shutdown(signal, config, channels, orchestrator, gw);
 }
 

@@ -1,4 +1,5 @@
 import type { Orchestrator, Role, ThreadStatus } from "@guppy/core";
+import { eventLine } from "../../terminal/status-text.js";
 
 /** The chat commands, in the order /help lists them and Telegram's menu shows them. */
 export const chatCommands = [
@@ -55,6 +56,7 @@ export function statusText(status: ThreadStatus): string {
     `Cost: $${status.cost.toFixed(4)}`,
     `State: ${status.state}, ${status.queued} queued`,
     ...(status.sandbox ? [`Sandbox: ${status.sandbox}`] : []),
+    ...(status.events ?? []).map((e) => `Event: ${eventLine(e)}`),
   ].join("\n");
 }
 
