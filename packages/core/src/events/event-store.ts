@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { writeFileAtomic } from "../fs/write.js";
 import { canonicalThreadId } from "../store/thread-layout.js";
@@ -65,6 +65,7 @@ export function eventExists(dir: string, id: string): boolean {
  */
 export function writeEventFile(dir: string, event: EventSpec): string {
   const path = eventPath(dir, event.id);
+  mkdirSync(dir, { recursive: true });
   writeFileAtomic(path, eventFileText(event));
   return path;
 }

@@ -313,6 +313,17 @@ function threadJson(t: ThreadSummary) {
     messages: t.messages,
     tokens: { context: t.contextTokens, context_window: t.contextWindow },
     cost: t.cost,
+    // Its scheduled events (<home>/events/), when it has any.
+    ...(t.events
+      ? {
+          events: t.events.map((e) => ({
+            id: e.id,
+            type: e.type,
+            schedule: e.schedule ?? null,
+            next_run: e.nextRun ?? null,
+          })),
+        }
+      : {}),
   };
 }
 
