@@ -48,7 +48,9 @@ export type EventBusReport =
     }
   | { type: "skipped"; id: string; slot: number; reason: string }
   | { type: "missed"; id: string; count: number; last: number }
-  | { type: "invalid"; id: string; problem: string; file: string };
+  | { type: "invalid"; id: string; problem: string; file: string }
+  /** The start scan is done: `count` events loaded in `ms`. */
+  | { type: "loaded"; count: number; ms: number };
 
 /** One loaded event as `guppy events list`, `/status` and `GET /v1/threads` show it. */
 export interface ScheduledEvent {
@@ -76,8 +78,11 @@ export interface EventBusOptions {
 }
 
 export interface EventBus {
-  /** Opens the runs journal, reads every event file, watches the folder, sets the timer. */
-  start(): void;
+  /**
+   * Opens the runs journal, watches the folder and reads every event file there, setting the
+   * timer as it goes; resolves once all are read (a few hundred before it returns).
+   */
+  start(): Promise<void>;
   /** Stops the timer and the watcher: nothing fires after this (a gateway shutting down). */
   stop(): void;
   list(): ScheduledEvent[];
@@ -443,7 +448,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
 
   return {
     start() {
-      if (running) return;
+      if (running) return Promise.resolve();
       running = true;
       journal = openRunsJournal(join(dir, RUNS_FILE), logger);
       watcher = createEventWatcher({
@@ -463,13 +468,17 @@ export function createEventBus(options: EventBusOptions): EventBus {
           },
         },
       });
-      watcher.start();
-      try {
-        journal.compact(keepRecord);
-      } catch (error) {
-        logger.warn(`events: could not compact ${RUNS_FILE}`, { error: String(error) });
-      }
-      arm();
+      const t0 = performance.now();
+      return watcher.start().then(() => {
+        if (!running) return;
+        try {
+          journal?.compact(keepRecord);
+        } catch (error) {
+          logger.warn(`events: could not compact ${RUNS_FILE}`, { error: String(error) });
+        }
+        arm();
+        report({ type: "loaded", count: loaded.size, ms: Math.round(performance.now() - t0) });
+      });
     },
     stop() {
       running = false;

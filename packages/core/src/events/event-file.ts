@@ -1,5 +1,5 @@
-import { Cron } from "croner";
 import { parseThreadId } from "../store/thread-layout.js";
+import { cronFor } from "./event-cron.js";
 
 /** How an event file fires: once when it appears, once at a time, or on a cron schedule. */
 export type EventType = "immediate" | "one-shot" | "periodic";
@@ -161,21 +161,33 @@ function validateSchedule(
     }
   }
   try {
-    new Cron(value, { timezone, paused: true });
+    cronFor(value, timezone);
   } catch (error) {
     return `"schedule" ${JSON.stringify(value)}: ${(error as Error).message.replace(/^CronPattern: /, "")}`;
   }
   return undefined;
 }
 
+/**
+ * Zones checked so far: an `Intl.DateTimeFormat` costs tens of kB outside the JS heap, too much to
+ * make per file when 10,000 files name the same few zones.
+ */
+const zones = new Map<string, boolean>();
+
 /** Whether `zone` is an IANA time zone this runtime knows. */
 export function validZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return zone.trim() !== "";
-  } catch {
-    return false;
+  let known = zones.get(zone);
+  if (known === undefined) {
+    try {
+      new Intl.DateTimeFormat("en-US", { timeZone: zone });
+      known = zone.trim() !== "";
+    } catch {
+      known = false;
+    }
+    if (zones.size >= 1024) zones.clear();
+    zones.set(zone, known);
   }
+  return known;
 }
 
 /** The file's content for an event: the fields without `id` (its name is the id). */

@@ -1,24 +1,5 @@
-import { Cron } from "croner";
+import { cronFor } from "./event-cron.js";
 import type { EventSpec } from "./event-file.js";
-
-/**
- * Cron objects by schedule and zone: 10,000 periodic events mostly share a few schedules, and a
- * croner job holds its parsed pattern (a few kB). Paused jobs: croner never sets a timer for
- * them; the bus keeps one timer for the earliest slot of all events.
- */
-const crons = new Map<string, Cron>();
-const MAX_CRONS = 4096;
-
-function cronFor(schedule: string, timezone: string | undefined): Cron {
-  const key = `${timezone ?? ""}\u0000${schedule}`;
-  let cron = crons.get(key);
-  if (!cron) {
-    if (crons.size >= MAX_CRONS) crons.clear();
-    cron = new Cron(schedule, { ...(timezone ? { timezone } : {}), paused: true });
-    crons.set(key, cron);
-  }
-  return cron;
-}
 
 /** The zone an event's schedule is read in: its own, else GUPPY_TIMEZONE, else the system's. */
 export function eventZone(event: EventSpec, defaultZone: string | undefined): string | undefined {

@@ -32,10 +32,16 @@ export interface EventWatcherOptions {
 }
 
 export interface EventWatcher {
-  /** Reads every event file there (the start scan), then watches the folder. */
-  start(): void;
+  /**
+   * Watches the folder and reads every event file there (the start scan; a small folder before
+   * this returns). Resolves with the number of files once the scan is done.
+   */
+  start(): Promise<number>;
   stop(): void;
 }
+
+/** Files read per turn of the event loop in the start scan. */
+const SCAN_CHUNK = 50;
 
 interface Seen {
   mtimeMs: number;
@@ -127,6 +133,29 @@ export function createEventWatcher(options: EventWatcherOptions): EventWatcher {
     for (const name of names) check(name);
   };
 
+  /**
+   * The start scan, `SCAN_CHUNK` files per turn of the event loop: 10,000 files take seconds to
+   * read and schedule, and the gateway answers meanwhile. Resolves with how many files it read.
+   */
+  const startScan = (done: (count: number) => void) => {
+    let names: string[];
+    try {
+      names = readdirSync(dir).filter((name) => eventIdOf(name) !== undefined);
+    } catch (error) {
+      logger.warn(`events: could not list ${dir}`, { error: String(error) });
+      names = [];
+    }
+    let i = 0;
+    const step = () => {
+      if (stopped) return done(i);
+      const end = Math.min(names.length, i + SCAN_CHUNK);
+      for (; i < end; i++) check(names[i] as string);
+      if (i < names.length) setImmediate(step);
+      else done(names.length);
+    };
+    step();
+  };
+
   const flush = () => {
     debounce = undefined;
     if (fullScan) {
@@ -143,7 +172,6 @@ export function createEventWatcher(options: EventWatcherOptions): EventWatcher {
   return {
     start() {
       mkdirSync(dir, { recursive: true });
-      scan();
       try {
         watcher = watch(dir, (_type, filename) => {
           if (filename === null) fullScan = true;
@@ -163,6 +191,7 @@ export function createEventWatcher(options: EventWatcherOptions): EventWatcher {
       } catch (error) {
         logger.warn(`events: cannot watch ${dir}`, { error: String(error) });
       }
+      return new Promise<number>((resolve) => startScan(resolve));
     },
     stop() {
       stopped = true;

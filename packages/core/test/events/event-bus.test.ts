@@ -74,7 +74,7 @@ function setup(start: number) {
   const rec = recorder();
   rec.use(clock);
   const reports: EventBusReport[] = [];
-  const bus = () => {
+  const bus = async () => {
     const b = createEventBus({
       home: h.home,
       orchestrator: rec.orchestrator,
@@ -83,7 +83,7 @@ function setup(start: number) {
       report: (r) => reports.push(r),
     });
     buses.push(b);
-    b.start();
+    await b.start();
     return b;
   };
   return { ...h, clock, rec, reports, bus };
@@ -98,7 +98,7 @@ describe("event bus with an injected clock", () => {
     ["fall back", "2026-10-23T12:00:00Z", "2026-10-27T12:00:00Z", "2026-10-25"],
   ])(
     "fires a daily 30 2 * * * in Europe/Berlin exactly once on the %s day",
-    (_name, from, to, day) => {
+    async (_name, from, to, day) => {
       const t = setup(Date.parse(from));
       t.write(
         "events/nightly.json",
@@ -110,7 +110,7 @@ describe("event bus with an injected clock", () => {
           timezone: "Europe/Berlin",
         }),
       );
-      t.bus();
+      await t.bus();
       t.clock.advanceTo(Date.parse(to));
       const days = t.rec.sent.map((s) => berlinDay(s.at));
       // Four days, four firings, one a day, the transition day included.
@@ -126,7 +126,7 @@ describe("event bus with an injected clock", () => {
     },
   );
 
-  it("fires a one-shot at its time, not before, once, and removes its file", () => {
+  it("fires a one-shot at its time, not before, once, and removes its file", async () => {
     const start = Date.parse("2026-11-27T10:00:00Z");
     const t = setup(start);
     const file = t.write(
@@ -138,7 +138,7 @@ describe("event bus with an injected clock", () => {
         schedule: "2026-11-27T10:05:00Z",
       }),
     );
-    const bus = t.bus();
+    const bus = await t.bus();
     expect(bus.eventsOf("http:api")).toEqual([
       expect.objectContaining({
         id: "remind",
@@ -155,7 +155,7 @@ describe("event bus with an injected clock", () => {
     expect(bus.eventsOf("http:api")).toEqual([]);
   });
 
-  it("fires a one-shot whose time passed while down once at start, marked late", () => {
+  it("fires a one-shot whose time passed while down once at start, marked late", async () => {
     const t = setup(Date.parse("2026-11-27T10:00:00Z"));
     t.write(
       "events/late.json",
@@ -167,7 +167,7 @@ describe("event bus with an injected clock", () => {
         timezone: "UTC",
       }),
     );
-    t.bus();
+    await t.bus();
     t.clock.advanceTo(Date.parse("2026-11-27T10:00:00.001Z"));
     expect(t.rec.sent).toHaveLength(1);
     const message = t.rec.sent[0]?.message as ActorMessage & { origin?: unknown; text: string };
@@ -180,7 +180,7 @@ describe("event bus with an injected clock", () => {
     );
   });
 
-  it("never sends a slot the runs journal has, even when its file is still there (kill -9 before the removal)", () => {
+  it("never sends a slot the runs journal has, even when its file is still there (kill -9 before the removal)", async () => {
     const t = setup(Date.parse("2026-11-27T10:00:00Z"));
     const body = JSON.stringify({
       type: "one-shot",
@@ -189,13 +189,13 @@ describe("event bus with an injected clock", () => {
       schedule: "2026-11-27T09:59:00Z",
     });
     t.write("events/once.json", body);
-    const first = t.bus();
+    const first = await t.bus();
     t.clock.advanceTo(Date.parse("2026-11-27T10:00:01Z"));
     expect(t.rec.sent).toHaveLength(1);
     first.stop();
     // The process died after the journal line, before the file went: it is back at the next start.
     const file = t.write("events/once.json", body);
-    t.bus();
+    await t.bus();
     t.clock.advanceTo(Date.parse("2026-11-27T10:01:00Z"));
     expect(t.rec.sent).toHaveLength(1);
     expect(existsSync(file)).toBe(false);
@@ -209,7 +209,7 @@ describe("event bus with an injected clock", () => {
     ]);
   });
 
-  it("records a periodic event's slots missed while down and does not replay them", () => {
+  it("records a periodic event's slots missed while down and does not replay them", async () => {
     const start = Date.parse("2026-11-27T10:00:00Z");
     const t = setup(start);
     t.write(
@@ -221,13 +221,13 @@ describe("event bus with an injected clock", () => {
         schedule: "* * * * *",
       }),
     );
-    const first = t.bus();
+    const first = await t.bus();
     t.clock.advanceTo(start + 60_000);
     expect(t.rec.sent).toHaveLength(1);
     first.stop();
     // Down for ten minutes: ten slots pass unseen.
     t.clock.advanceTo(start + 11 * 60_000 + 30_000);
-    t.bus();
+    await t.bus();
     expect(t.rec.sent).toHaveLength(1);
     expect(t.reports).toContainEqual({
       type: "missed",
@@ -252,14 +252,14 @@ describe("event bus with an injected clock", () => {
     ]);
   });
 
-  it("fires an immediate file once and removes it", () => {
+  it("fires an immediate file once and removes it", async () => {
     const start = Date.parse("2026-11-27T10:00:00Z");
     const t = setup(start);
     const file = t.write(
       "events/now.json",
       JSON.stringify({ type: "immediate", threadId: "cli:local:default", text: "hello" }),
     );
-    t.bus();
+    await t.bus();
     t.clock.advanceTo(start + 1);
     expect(t.rec.sent).toHaveLength(1);
     expect(existsSync(file)).toBe(false);
@@ -267,7 +267,7 @@ describe("event bus with an injected clock", () => {
     expect(t.rec.sent).toHaveLength(1);
   });
 
-  it("keeps the journal to a line per event when it grows", () => {
+  it("keeps the journal to a line per event when it grows", async () => {
     const start = Date.parse("2026-11-27T10:00:00Z");
     const t = setup(start);
     t.write(
@@ -279,7 +279,7 @@ describe("event bus with an injected clock", () => {
         schedule: "* * * * * *",
       }),
     );
-    t.bus();
+    await t.bus();
     t.clock.advanceTo(start + 1200 * 1000);
     expect(t.rec.sent).toHaveLength(1200);
     const lines = readFileSync(join(t.home, "events/.runs.jsonl"), "utf8").trim().split("\n");
@@ -291,7 +291,7 @@ describe("event bus with an injected clock", () => {
 });
 
 describe("runs journal", () => {
-  it("reads back the last slot per event, skipping a torn line", () => {
+  it("reads back the last slot per event, skipping a torn line", async () => {
     const h = tempHome();
     homes.push(h);
     const path = join(h.home, "events/.runs.jsonl");

@@ -154,7 +154,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     throw error;
   }
   await orchestrator.start();
-  events.start();
+  // The files are read a few hundred per turn of the event loop: the gateway answers meanwhile.
+  void events.start();
   gw.say(
     `guppy serve ready: model ${resolved.ref}, channels ${channels.map((c) => c.name).join(", ")}, log ${gw.path}`,
   );

@@ -109,6 +109,8 @@ export function describeEventBusReport(report: EventBusReport): string {
       return `event "${report.id}" skipped: ${oneLine(report.reason, 120)}`;
     case "missed":
       return `event "${report.id}": ${report.count >= 10_000 ? "10000+" : report.count} run(s) missed while guppy was down (recorded, not replayed)`;
+    case "loaded":
+      return `events: ${report.count} scheduled event(s) loaded in ${report.ms} ms`;
     case "invalid":
       return `event file ${report.id}.json is invalid: ${oneLine(report.problem, 160)}; renamed to ${report.file}`;
   }
