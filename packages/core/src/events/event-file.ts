@@ -1,5 +1,5 @@
 import { parseThreadId } from "../store/thread-layout.js";
-import { cronFor } from "./event-cron.js";
+import { cronProblem } from "./event-cron.js";
 
 /** How an event file fires: once when it appears, once at a time, or on a cron schedule. */
 export type EventType = "immediate" | "one-shot" | "periodic";
@@ -160,11 +160,8 @@ function validateSchedule(
       return `"schedule" ${JSON.stringify(value)} must be a cron expression of 5 fields, or 6 with seconds first`;
     }
   }
-  try {
-    cronFor(value, timezone);
-  } catch (error) {
-    return `"schedule" ${JSON.stringify(value)}: ${(error as Error).message.replace(/^CronPattern: /, "")}`;
-  }
+  const problem = cronProblem(value, timezone);
+  if (problem) return `"schedule" ${JSON.stringify(value)}: ${problem}`;
   return undefined;
 }
 

@@ -1,4 +1,4 @@
-import { cronFor } from "./event-cron.js";
+import { cronNext } from "./event-cron.js";
 import type { EventSpec } from "./event-file.js";
 
 /** The zone an event's schedule is read in: its own, else GUPPY_TIMEZONE, else the system's. */
@@ -12,8 +12,7 @@ export function eventZone(event: EventSpec, defaultZone: string | undefined): st
  */
 export function oneShotTime(event: EventSpec, defaultZone: string | undefined): number | undefined {
   if (event.type !== "one-shot" || !event.schedule) return undefined;
-  const cron = cronFor(event.schedule, eventZone(event, defaultZone));
-  return cron.nextRun(new Date(0))?.getTime();
+  return cronNext(event.schedule, eventZone(event, defaultZone), 0);
 }
 
 /**
@@ -27,8 +26,7 @@ export function nextSlot(
   defaultZone: string | undefined,
 ): number | undefined {
   if (event.type !== "periodic" || !event.schedule) return undefined;
-  const cron = cronFor(event.schedule, eventZone(event, defaultZone));
-  return cron.nextRun(new Date(after))?.getTime();
+  return cronNext(event.schedule, eventZone(event, defaultZone), after);
 }
 
 /**
