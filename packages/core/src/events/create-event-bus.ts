@@ -131,6 +131,8 @@ export function createEventBus(options: EventBusOptions): EventBus {
   let timerDue: number | undefined;
   let appended = 0;
   let running = false;
+  /** The start scan is under way (its files were written while guppy may have been down). */
+  let scanning = false;
   let generation = 0;
 
   const report = (r: EventBusReport) => {
@@ -418,7 +420,9 @@ export function createEventBus(options: EventBusOptions): EventBus {
       if (last !== undefined && last >= at) return afterFiring(l, at, now);
       return schedule(l, at);
     }
-    if (last !== undefined) recordMissed(spec, last, now);
+    // Slots missed while guppy was down: counted at start only (a file edited later may have a
+    // new schedule, whose past slots were never due).
+    if (last !== undefined && scanning) recordMissed(spec, last, now);
     schedule(l, nextSlot(spec, now, zone));
   };
 
@@ -469,7 +473,9 @@ export function createEventBus(options: EventBusOptions): EventBus {
         },
       });
       const t0 = performance.now();
+      scanning = true;
       return watcher.start().then(() => {
+        scanning = false;
         if (!running) return;
         try {
           journal?.compact(keepRecord);
