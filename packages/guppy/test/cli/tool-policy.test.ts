@@ -85,8 +85,9 @@ describe("the tools setting", () => {
       return (request?.tools ?? []).map((tool) => tool.function.name);
     };
     settings({});
-    expect(await offered()).toEqual(["bash", "read", "write", "edit"]);
+    // `schedule`: the chat wires the event tool (it writes event files a gateway fires).
+    expect(await offered()).toEqual(["bash", "read", "write", "edit", "schedule"]);
     settings({ cli: { owner: { deny: ["bash", "edit"] } } });
-    expect(await offered()).toEqual(["read", "write"]);
+    expect(await offered()).toEqual(["read", "write", "schedule"]);
   });
 });
