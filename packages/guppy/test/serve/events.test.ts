@@ -270,11 +270,16 @@ describe("scheduled events through guppy serve (real files, real clock)", () => 
       threadId: "http:api:sched",
       text: "tool-marker",
     });
-    const listed = (await (await s.api("/v1/threads")).json()) as {
-      data?: unknown;
-      threads?: unknown;
-    };
-    expect(JSON.stringify(listed)).toContain('"events":[{"id":"from-tool","type":"one-shot"');
+    // The bus reads the new file after the watcher's debounce.
+    const listed = await waitFor(
+      async () => {
+        const body = await (await s.api("/v1/threads")).text();
+        return body.includes('"events":') ? body : undefined;
+      },
+      10_000,
+      "the event in GET /v1/threads",
+    );
+    expect(listed).toContain('"events":[{"id":"from-tool","type":"one-shot"');
     await waitFor(
       () => (seen("tool-marker").length > 0 ? true : undefined),
       15_000,
