@@ -1,6 +1,6 @@
 // What an embedder uses: load the configuration, open a store, resolve a model, run threads
 // through an orchestrator. The rest of what an app needs comes through the subpath exports
-// (package.json "exports": ./config, ./context, ./fs, ./memory, ./prompt, ./runner, ./sandbox,
+// (package.json "exports": ./config, ./context, ./events, ./fs, ./memory, ./prompt, ./runner, ./sandbox,
 // ./skills, ./thread-layout).
 export { ConfigError, isConfigError } from "./config/config-error.js";
 export {
@@ -10,6 +10,12 @@ export {
   type LoadConfigOptions,
   loadConfig,
 } from "./config/load-config.js";
+export {
+  createEventBus,
+  type EventBus,
+  type EventBusOptions,
+  type EventBusReport,
+} from "./events/create-event-bus.js";
 export { parseActiveHours } from "./heartbeat/active-hours.js";
 export { type BeatOutcome, createHeartbeat, type Heartbeat } from "./heartbeat/create-heartbeat.js";
 export {
@@ -53,5 +59,6 @@ export {
   type SubagentsOptions,
 } from "./subagents/create-subagents.js";
 export { createCoreTools, type ServiceToolName, type ServiceTools } from "./tools/create-tools.js";
+export { createScheduleTool, type ScheduleToolOptions } from "./tools/schedule-tool.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export type * from "./types.js";

@@ -357,6 +357,17 @@ export interface ThreadStatus extends ThreadFigures {
    * app told the orchestrator, so `/status` shows whether a thread is confined.
    */
   sandbox?: string;
+  /** The thread's scheduled events (`<home>/events/`), when the app told the orchestrator. */
+  events?: ThreadEventInfo[];
+}
+
+/** A scheduled event of a thread, as `/status` and `GET /v1/threads` show it. */
+export interface ThreadEventInfo {
+  id: string;
+  type: "immediate" | "one-shot" | "periodic";
+  schedule?: string;
+  /** ISO time of its next firing. */
+  nextRun?: string;
 }
 
 /** A subagent as its parent's status shows it. */
@@ -394,8 +405,16 @@ export interface Orchestrator {
    * A steer or abort with a `messageId` is remembered whether or not something was running.
    */
   send(threadId: string, message: ActorMessage): SendResult;
-  /** Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id. */
-  sendToChannel(adapterId: string, channelId: string, text: string): Promise<string | undefined>;
+  /**
+   * Opens a thread in a channel with `text` and runs it as a prompt; resolves to the thread id.
+   * `sender`: who the prompt is from (the event bus gives its origin and a message id).
+   */
+  sendToChannel(
+    adapterId: string,
+    channelId: string,
+    text: string,
+    sender?: PromptSender,
+  ): Promise<string | undefined>;
   /**
    * Posts `text` as guppy's to a thread outside any run's answer (the `send_message` tool): to an
    * existing thread (`threadId`), or to a new one opened in a channel (`adapterId`, `channelId`,

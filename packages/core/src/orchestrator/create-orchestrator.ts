@@ -15,6 +15,7 @@ import type {
   RuntimeOrchestrator,
   SendResult,
   SubagentInfo,
+  ThreadEventInfo,
   ThreadHandle,
 } from "../types.js";
 import type { ActorHost } from "./actor-types.js";
@@ -59,6 +60,8 @@ export interface OrchestratorOptions {
   limiter?: ConcurrencyLimiter;
   /** A thread's subagents for its status (the app's subagent service). */
   subagents?(threadId: string): SubagentInfo[] | undefined;
+  /** A thread's scheduled events (the event bus's): every `status()` carries them. */
+  threadEvents?(threadId: string): ThreadEventInfo[];
 }
 
 /** Why `reset` or `compact` refused: another process runs the thread (`heldElsewhere`). */
@@ -142,7 +145,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
       }
     },
 
-    async sendToChannel(adapterId, channelId, text) {
+    async sendToChannel(adapterId, channelId, text, sender) {
       const link = links.get(adapterId);
       if (!link?.postToChannel) {
         logger.warn(`sendToChannel: no channel "${adapterId}" that can open threads`);
@@ -154,6 +157,7 @@ export function createOrchestrator(options: OrchestratorOptions): RuntimeOrchest
           type: "prompt",
           text,
           thread: link.threadHandle(threadId),
+          ...sender,
         });
         if (result.status !== "queued") {
           logger.warn(`sendToChannel: the prompt for ${threadId} was not queued`, { result });

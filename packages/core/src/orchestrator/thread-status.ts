@@ -1,7 +1,7 @@
 import type { Store } from "../store/create-store.js";
 import { canonicalThreadId } from "../store/thread-layout.js";
 import { threadFigures } from "../store/thread-status-file.js";
-import type { SavedThreadStatus, ThreadStatus } from "../types.js";
+import type { SavedThreadStatus, ThreadEventInfo, ThreadStatus } from "../types.js";
 import type { ThreadActor } from "./thread-actor.js";
 
 /** Threads' status.json kept read: past this the cache starts over (ids come from users too). */
@@ -48,7 +48,12 @@ export function threadStatus(
   threadId: string,
   actors: ReadonlyMap<string, ThreadActor>,
   saved: SavedStatuses,
-  defaults: { modelName?: string; contextWindow?: number; sandbox?: string },
+  defaults: {
+    modelName?: string;
+    contextWindow?: number;
+    sandbox?: string;
+    threadEvents?(threadId: string): ThreadEventInfo[];
+  },
 ): ThreadStatus {
   const key = keyOf(threadId);
   const actor = key === undefined ? undefined : actors.get(key);
@@ -58,6 +63,7 @@ export function threadStatus(
   const snap = runner ? threadFigures(runner.stats()) : (actor?.snapshot ?? file);
   const lastActivity = actor ? new Date(actor.lastActivity).toISOString() : file?.lastActivity;
   const queued = actor ? actor.waiting() : 0;
+  const events = defaults.threadEvents?.(threadId);
   // "running" once the run has begun, as the shutdown sees it (a prompt with its slot but not its
   // files yet is not run by a shutdown that comes meanwhile).
   const waiting = queued > 0 || actor?.current !== undefined || actor?.compacting !== undefined;
@@ -76,5 +82,6 @@ export function threadStatus(
     cost: snap?.cost ?? 0,
     ...(snap?.lastUsage ? { lastUsage: snap.lastUsage } : {}),
     ...(defaults.sandbox ? { sandbox: defaults.sandbox } : {}),
+    ...(events && events.length > 0 ? { events } : {}),
   };
 }

@@ -9,6 +9,12 @@ Usage:
   guppy config                      print the effective configuration (secrets masked)
   guppy init                        create GUPPY_HOME with settings.json, memory, identity and skills files
   guppy skills [--thread A:C:T]     list the skills a thread sees and where each comes from
+  guppy events list                 scheduled events: id, type, target, schedule, next run
+  guppy events add --type T --text TEXT [--schedule S] [--timezone Z] [--id ID]
+                   [--thread A:C:T | --adapter A --channel C]
+                                    add an event file (T: immediate, one-shot, periodic;
+                                    S: ISO time or cron; default target the terminal's thread)
+  guppy events rm <id>              remove a scheduled event
   guppy serve                       run the gateway: HTTP API (127.0.0.1:7420) and configured channels
   guppy pairing list <channel>      pending pairing requests and admitted users with their roles
                                     (channels: ${accessChannels.join(", ")})

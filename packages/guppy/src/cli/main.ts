@@ -40,6 +40,9 @@ export async function main(argv: string[]): Promise<void> {
         case "skills":
           code = await (await import("../commands/skills-command.js")).skillsCommand(args);
           break;
+        case "events":
+          code = await (await import("../commands/events-command.js")).eventsCommand(args);
+          break;
         case "pairing":
           code = await (await import("../commands/access-commands.js")).pairingCommand(args);
           break;

@@ -18,11 +18,17 @@ export interface CliArgs {
   message?: string;
   /** `--owner`: admit as owner (guppy pairing approve, guppy invite create). */
   owner: boolean;
+  /** `guppy events add`'s flags, mirroring the event file's fields (--thread and --timezone too). */
+  eventFlags: Partial<Record<EventFlag, string>>;
   help: boolean;
   version: boolean;
 }
 
 type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
+
+/** `guppy events` flags: --type --adapter --channel --text --schedule --id (only there). */
+export const eventFlagNames = ["type", "adapter", "channel", "text", "schedule", "id"] as const;
+export type EventFlag = (typeof eventFlagNames)[number];
 
 /** The commands that take `--owner`; anywhere else it is an unknown option like any other. */
 const ownerCommands = new Set(["pairing", "invite"]);
@@ -58,12 +64,29 @@ export function parseCliArgs(argv: string[]): CliArgs {
       throw new UsageError(`${(error as Error).message.split("\n")[0]} (see guppy --help)`);
     }
   };
-  const parsed = strictParse({ ...options, owner: { type: "boolean" } });
+  const eventOptions: Options = Object.fromEntries(
+    eventFlagNames.map((name) => [name, { type: "string" as const }]),
+  );
+  const parsed = strictParse({ ...options, ...eventOptions, owner: { type: "boolean" } });
   // Parsed again without it, for parseArgs' own "Unknown option '--owner'" line.
   if (parsed.values.owner !== undefined && !ownerCommands.has(parsed.positionals[0] ?? "")) {
-    strictParse(options);
+    strictParse({ ...options, ...(parsed.positionals[0] === "events" ? eventOptions : {}) });
   }
   const values = parsed.values as Record<string, string | boolean | undefined>;
+  const eventFlags: Partial<Record<EventFlag, string>> = {};
+  for (const name of eventFlagNames) {
+    const v = values[name];
+    if (typeof v === "string") eventFlags[name] = v;
+  }
+  // The same for the event flags anywhere but `guppy events`.
+  if (Object.keys(eventFlags).length > 0 && parsed.positionals[0] !== "events") {
+    strictParse({
+      ...options,
+      ...(ownerCommands.has(parsed.positionals[0] ?? "")
+        ? { owner: { type: "boolean" as const } }
+        : {}),
+    });
+  }
   const configFlags: Partial<Record<string, string | boolean>> = { ...booleans };
   for (const key of configKeys) {
     const v = values[kebab(key)];
@@ -79,6 +102,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
     thread: values.thread as string | undefined,
     message: values.message as string | undefined,
     owner: values.owner === true,
+    eventFlags,
     help: values.help === true,
     version: values.version === true,
   };

@@ -1,4 +1,4 @@
-import type { RunnerEvent, RunStopReason, ThreadStatus } from "@guppy/core";
+import type { RunnerEvent, RunStopReason, ThreadEventInfo, ThreadStatus } from "@guppy/core";
 import type { GatewayAddress } from "../channels/http/gateway-file.js";
 import {
   createListeners,
@@ -192,6 +192,17 @@ function toRunnerEvent(
   }
 }
 
+/** One of GET …/status's `events` as the orchestrator's ThreadEventInfo. */
+function eventInfo(value: unknown): ThreadEventInfo {
+  const e = (value ?? {}) as Record<string, unknown>;
+  return {
+    id: String(e.id ?? ""),
+    type: (e.type as ThreadEventInfo["type"]) ?? "periodic",
+    ...(typeof e.schedule === "string" ? { schedule: e.schedule } : {}),
+    ...(typeof e.next_run === "string" ? { nextRun: e.next_run } : {}),
+  };
+}
+
 /** GET …/status's answer as the orchestrator's ThreadStatus. */
 function threadStatus(json: Record<string, unknown>): ThreadStatus {
   const n = (value: unknown) => (typeof value === "number" ? value : 0);
@@ -212,6 +223,7 @@ function threadStatus(json: Record<string, unknown>): ThreadStatus {
       : {}),
     cost: n(json.cost),
     ...(typeof json.sandbox === "string" ? { sandbox: json.sandbox } : {}),
+    ...(Array.isArray(json.events) ? { events: json.events.map(eventInfo) } : {}),
     ...(usage
       ? {
           lastUsage: {

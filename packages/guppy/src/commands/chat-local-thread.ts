@@ -3,6 +3,7 @@ import { join } from "node:path";
 import {
   createConcurrencyLimiter,
   createOrchestrator,
+  createScheduleTool,
   createSubagents,
   createThreadRunner,
   type GuppyConfig,
@@ -11,6 +12,7 @@ import {
   type ResolvedModel,
   type Store,
 } from "@guppy/core";
+import { EVENTS_DIR, eventsForThread, nextRun, readEventFiles } from "@guppy/core/events";
 import {
   describeSandbox,
   RUNNING_TOOLS_FILE,
@@ -89,6 +91,19 @@ export function createLocalThread(
     logger,
     // The chat holds the session's chat.lock already, and lets go of it after `close`.
     inbox: { file: journal, lock: () => () => {} },
+    // No event bus runs in a chat (the gateway's fires them): the thread's event files as they are.
+    threadEvents: (id) => {
+      const now = Date.now();
+      return eventsForThread(readEventFiles(join(config.home, EVENTS_DIR)).events, id).map((e) => {
+        const at = nextRun(e, now, config.timezone);
+        return {
+          id: e.id,
+          type: e.type,
+          ...(e.schedule ? { schedule: e.schedule } : {}),
+          ...(at !== undefined ? { nextRun: new Date(at).toISOString() } : {}),
+        };
+      });
+    },
     createRunner: (id) =>
       createThreadRunner({
         threadId: id,
@@ -98,7 +113,12 @@ export function createLocalThread(
         logger,
         redactor,
         sandboxConfig,
-        services: subagents.tools(id),
+        // The schedule tool only writes event files: a gateway on this home fires them.
+        services: {
+          ...subagents.tools(id),
+          schedule: () =>
+            createScheduleTool({ home: config.home, threadId: id, timezone: config.timezone }),
+        },
       }),
   });
   subagents.attach(orchestrator);

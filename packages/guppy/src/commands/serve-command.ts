@@ -1,9 +1,11 @@
 import { join } from "node:path";
 import {
   createConcurrencyLimiter,
+  createEventBus,
   createHeartbeat,
   createLastChannel,
   createOrchestrator,
+  createScheduleTool,
   createStore,
   createSubagents,
   createThreadRunner,
@@ -27,7 +29,7 @@ import { ExitCode } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
-import { createGatewayLogger } from "../gateway/gateway-logger.js";
+import { createGatewayLogger, describeEventBusReport } from "../gateway/gateway-logger.js";
 import { createIdleCollector } from "../gateway/idle-collect.js";
 import { heldByChat } from "./chat-session-lock.js";
 import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
@@ -90,6 +92,21 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         services: childTools,
       }),
   });
+  // Event files (<home>/events/) fire prompts through the orchestrator; started once it is.
+  const events = createEventBus({
+    home: config.home,
+    orchestrator: {
+      send: (threadId, message) => orchestrator.send(threadId, message),
+      sendToChannel: (...a) => orchestrator.sendToChannel(...a),
+    },
+    timezone: config.timezone,
+    logger,
+    report: (report) => {
+      gw.say(describeEventBusReport(report));
+      if (report.type === "fired") logger.info("event fired", { ...report });
+      else logger.info(`event ${report.type}`, { ...report });
+    },
+  });
   const orchestrator = createOrchestrator({
     limiter,
     subagents: (threadId) => subagents.list(threadId),
@@ -103,6 +120,13 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     logger,
     // A `guppy chat` that had its session open before this start runs that thread (409 here).
     heldElsewhere: (threadId) => heldByChat(store, threadId),
+    threadEvents: (threadId) =>
+      events.eventsOf(threadId).map(({ id, type, schedule, nextRun }) => ({
+        id,
+        type,
+        ...(schedule ? { schedule } : {}),
+        ...(nextRun ? { nextRun } : {}),
+      })),
     createRunner: (threadId) =>
       createThreadRunner({
         threadId,
@@ -113,7 +137,11 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         redactor,
         sandboxConfig,
         threadHandle: () => orchestrator.threadHandle(threadId),
-        services: subagents.tools(threadId),
+        services: {
+          ...subagents.tools(threadId),
+          schedule: () =>
+            createScheduleTool({ home: config.home, threadId, timezone: config.timezone }),
+        },
       }),
   });
   subagents.attach(orchestrator);
@@ -170,6 +198,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   heartbeat.start();
   // Results a killed gateway did not hand over go to their parents now, once.
   subagents.recover();
+  // The files are read a few hundred per turn of the event loop: the gateway answers meanwhile.
+  void events.start();
   gw.say(
     `guppy serve ready: model ${resolved.ref}, channels ${channels.map((c) => c.name).join(", ")}, log ${gw.path}`,
   );
@@ -184,6 +214,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     for (const name of STOP_SIGNALS) process.once(name, () => resolve(name));
   });
   heartbeat.stop();
+  // No event fires into a draining orchestrator (it would refuse it and the slot be lost).
+  events.stop();
   // Subagents still running once the threads' runs drained stop with the gateway; their results
   // (or that they were interrupted) are handed over at the next start.
   return shutdown(signal, config, channels, orchestrator, gw, () => subagents.stop());

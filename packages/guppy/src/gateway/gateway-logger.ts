@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import type { Logger, OrchestratorEvent, Redactor } from "@guppy/core";
+import type { EventBusReport, Logger, OrchestratorEvent, Redactor } from "@guppy/core";
 import { oneLine } from "@guppy/core/runner";
 import { pino } from "pino";
 import { terminalSafe } from "../terminal/terminal-safe.js";
@@ -98,6 +98,22 @@ export function createGatewayLogger(options: {
       destination.flushSync();
     },
   };
+}
+
+/** The readable line for what the event bus did: an event fired, was skipped, missed or invalid. */
+export function describeEventBusReport(report: EventBusReport): string {
+  switch (report.type) {
+    case "fired":
+      return `${report.threadId}  event "${report.id}" fired${report.late ? " (late: its time passed while guppy was down)" : ""}`;
+    case "skipped":
+      return `event "${report.id}" skipped: ${oneLine(report.reason, 120)}`;
+    case "missed":
+      return `event "${report.id}": ${report.count >= 10_000 ? "10000+" : report.count} run(s) missed while guppy was down (recorded, not replayed)`;
+    case "loaded":
+      return `events: ${report.count} scheduled event(s) loaded in ${report.ms} ms`;
+    case "invalid":
+      return `event file ${report.id}.json is invalid: ${oneLine(report.problem, 160)}; renamed to ${report.file}`;
+  }
 }
 
 /** The readable line for an event, or undefined for events too chatty for the terminal. */

@@ -1,4 +1,4 @@
-import type { ThreadStatus } from "@guppy/core";
+import type { ThreadEventInfo, ThreadStatus } from "@guppy/core";
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");
 
@@ -33,6 +33,14 @@ export function statusText(status: ThreadStatus): string {
       (c, i) =>
         `${i === 0 ? "subagents    " : "             "}${c.id}${c.label ? ` "${c.label}"` : ""}: ${c.state}`,
     ),
+    ...(status.events ?? []).map(
+      (e, i) => `${i === 0 ? "events      " : "            "} ${eventLine(e)}`,
+    ),
   ];
   return lines.join("\n");
+}
+
+/** A scheduled event in one line: `remind  one-shot 2026-12-01T09:00:00  next 2026-12-01T08:00:00.000Z`. */
+export function eventLine(e: ThreadEventInfo): string {
+  return `${e.id}  ${e.type}${e.schedule ? ` ${e.schedule}` : ""}${e.nextRun ? `  next ${e.nextRun}` : ""}`;
 }

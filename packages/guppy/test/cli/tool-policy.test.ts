@@ -85,17 +85,19 @@ describe("the tools setting", () => {
       return (request?.tools ?? []).map((tool) => tool.function.name);
     };
     settings({});
-    // guppy chat wires the messaging and subagent services.
+    // guppy chat wires the messaging, subagent and event services (`schedule` writes event files
+    // a gateway fires).
     expect(await offered()).toEqual([
       "bash",
       "read",
       "write",
       "edit",
+      "schedule",
       "send_message",
       "spawn",
       "subagent",
     ]);
     settings({ cli: { owner: { deny: ["bash", "edit", "spawn"] } } });
-    expect(await offered()).toEqual(["read", "write", "send_message", "subagent"]);
+    expect(await offered()).toEqual(["read", "write", "schedule", "send_message", "subagent"]);
   });
 });

@@ -57,3 +57,37 @@ describe("/status and subagents", () => {
     expect(statusText(status)).not.toMatch(/subagents/);
   });
 });
+
+/** /status lists the thread's scheduled events (issue 34), in the terminal and in a chat. */
+describe("/status and scheduled events", () => {
+  const events: ThreadStatus["events"] = [
+    { id: "mail", type: "periodic", schedule: "0 9 * * 1-5", nextRun: "2026-11-30T08:00:00.000Z" },
+    {
+      id: "call-mum",
+      type: "one-shot",
+      schedule: "2026-12-01T09:00:00",
+      nextRun: "2026-12-01T08:00:00.000Z",
+    },
+  ];
+
+  it("prints one line per event in the terminal's report", () => {
+    const lines = statusText({ ...status, events }).split("\n");
+    expect(lines.slice(-2)).toEqual([
+      "events       mail  periodic 0 9 * * 1-5  next 2026-11-30T08:00:00.000Z",
+      "             call-mum  one-shot 2026-12-01T09:00:00  next 2026-12-01T08:00:00.000Z",
+    ]);
+  });
+
+  it("prints them in a chat's /status reply, and nothing when there are none", () => {
+    expect(
+      chatStatusText({ ...status, events })
+        .split("\n")
+        .slice(-2),
+    ).toEqual([
+      "Event: mail  periodic 0 9 * * 1-5  next 2026-11-30T08:00:00.000Z",
+      "Event: call-mum  one-shot 2026-12-01T09:00:00  next 2026-12-01T08:00:00.000Z",
+    ]);
+    expect(statusText(status)).not.toMatch(/event/i);
+    expect(chatStatusText(status)).not.toMatch(/event/i);
+  });
+});

@@ -1,4 +1,5 @@
 import type { Orchestrator, Role, ThreadStatus } from "@guppy/core";
+import { eventLine } from "../../terminal/status-text.js";
 
 /** The chat commands, in the order /help lists them and Telegram's menu shows them. */
 export const chatCommands = [
@@ -60,6 +61,7 @@ export function statusText(status: ThreadStatus): string {
           `Subagents: ${status.subagents.map((c) => `${c.id}${c.label ? ` "${c.label}"` : ""} ${c.state}`).join(", ")}`,
         ]
       : []),
+    ...(status.events ?? []).map((e) => `Event: ${eventLine(e)}`),
   ].join("\n");
 }
 

@@ -315,6 +315,17 @@ function threadJson(t: ThreadSummary) {
     cost: t.cost,
     // Its subagents (id, label, state): shown with it, never as threads of their own.
     ...(t.subagents ? { subagents: t.subagents } : {}),
+    // Its scheduled events (<home>/events/), when it has any.
+    ...(t.events
+      ? {
+          events: t.events.map((e) => ({
+            id: e.id,
+            type: e.type,
+            schedule: e.schedule ?? null,
+            next_run: e.nextRun ?? null,
+          })),
+        }
+      : {}),
   };
 }
 

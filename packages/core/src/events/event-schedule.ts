@@ -1,0 +1,64 @@
+import { cronNext } from "./event-cron.js";
+import type { EventSpec } from "./event-file.js";
+
+/** The zone an event's schedule is read in: its own, else GUPPY_TIMEZONE, else the system's. */
+export function eventZone(event: EventSpec, defaultZone: string | undefined): string | undefined {
+  return event.timezone ?? defaultZone;
+}
+
+/**
+ * A one-shot event's time (epoch ms), whether past or not: an ISO time without a zone is local
+ * to the event's zone (croner reads it so, daylight saving included).
+ */
+export function oneShotTime(event: EventSpec, defaultZone: string | undefined): number | undefined {
+  if (event.type !== "one-shot" || !event.schedule) return undefined;
+  return cronNext(event.schedule, eventZone(event, defaultZone), 0);
+}
+
+/**
+ * A periodic event's first slot strictly after `after` (epoch ms). Croner keeps wall-clock
+ * rules: a daily `30 2 * * *` runs once on the day clocks skip 02:30 (at 03:00) and once on the
+ * day they pass it twice.
+ */
+export function nextSlot(
+  event: EventSpec,
+  after: number,
+  defaultZone: string | undefined,
+): number | undefined {
+  if (event.type !== "periodic" || !event.schedule) return undefined;
+  return cronNext(event.schedule, eventZone(event, defaultZone), after);
+}
+
+/**
+ * When the event fires next as seen at `now`: an immediate one now, a one-shot at its time (now
+ * if that passed), a periodic one at its next slot.
+ */
+export function nextRun(
+  event: EventSpec,
+  now: number,
+  defaultZone: string | undefined,
+): number | undefined {
+  if (event.type === "immediate") return now;
+  if (event.type === "one-shot") {
+    const at = oneShotTime(event, defaultZone);
+    return at === undefined ? undefined : Math.max(at, now);
+  }
+  return nextSlot(event, now, defaultZone);
+}
+
+/** `2026-11-27 09:14:00 Europe/Berlin`: a time as the event's zone shows it. */
+export function localTime(ms: number, zone: string | undefined): string {
+  const parts = new Intl.DateTimeFormat("en-CA", {
+    timeZone: zone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    hourCycle: "h23",
+  }).formatToParts(new Date(ms));
+  const p = (type: string) => parts.find((x) => x.type === type)?.value ?? "";
+  const name = zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return `${p("year")}-${p("month")}-${p("day")} ${p("hour")}:${p("minute")}:${p("second")} ${name}`;
+}

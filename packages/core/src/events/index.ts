@@ -1,0 +1,32 @@
+// @guppy/core/events: scheduled events (`<home>/events/*.json`) — the bus `guppy serve` runs,
+// and the file helpers `guppy events` and the `schedule` tool use.
+export {
+  createEventBus,
+  EVENTS_DIR,
+  type EventBus,
+  type EventBusOptions,
+  type EventBusReport,
+  type EventClock,
+  type ScheduledEvent,
+} from "./create-event-bus.js";
+export {
+  describeTarget,
+  EVENT_TYPES,
+  type EventSpec,
+  type EventType,
+  type ParsedEvent,
+  parseEventFile,
+  validateEvent,
+  validEventId,
+  validZone,
+} from "./event-file.js";
+export { RUNS_FILE, type RunRecord } from "./event-runs.js";
+export { localTime, nextRun } from "./event-schedule.js";
+export {
+  eventExists,
+  eventsForThread,
+  newEventId,
+  readEventFiles,
+  removeEventFile,
+  writeEventFile,
+} from "./event-store.js";
