@@ -14,8 +14,11 @@ import {
   urlValue,
 } from "./setting-parsers.js";
 
-/** The smallest GUPPY_CONTEXT_WINDOW: room for guppy's system prompt, tools and a short turn. */
-export const MIN_CONTEXT_WINDOW = 4096;
+/**
+ * The smallest GUPPY_CONTEXT_WINDOW: room for guppy's system prompt, its tools (~1,100 tokens with
+ * the schedule, messaging and subagent tools) and a short turn beside a reply of half the window.
+ */
+export const MIN_CONTEXT_WINDOW = 8192;
 
 /** Wire protocols a custom endpoint (GUPPY_BASE_URL) can speak. */
 export const wireApis = ["openai-completions", "anthropic-messages", "openai-responses"] as const;

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
+import { StringEnum } from "@mariozechner/pi-ai";
 import { type Static, Type } from "typebox";
 import { EVENTS_DIR } from "../events/create-event-bus.js";
 import { describeTarget, type EventSpec, validateEvent } from "../events/event-file.js";
@@ -14,38 +15,31 @@ import {
 } from "../events/event-store.js";
 import { textResult } from "./tool-context.js";
 
+// Every request carries this schema: kept short (string enums, not unions of literals, which
+// spell out an object per value).
 const parameters = Type.Object({
-  action: Type.Union([Type.Literal("create"), Type.Literal("list"), Type.Literal("cancel")], {
-    description: "create an event, list this conversation's events, or cancel one by id",
-  }),
+  action: StringEnum(["create", "list", "cancel"] as const),
   type: Type.Optional(
-    Type.Union([Type.Literal("immediate"), Type.Literal("one-shot"), Type.Literal("periodic")], {
-      description:
-        "create: one-shot (once at a time), periodic (on a cron schedule) or immediate (now)",
+    StringEnum(["one-shot", "periodic", "immediate"] as const, {
+      description: "create: once at a time, on a cron schedule, or now",
     }),
   ),
-  text: Type.Optional(
-    Type.String({ description: "create: the prompt you will get when the event fires" }),
-  ),
+  text: Type.Optional(Type.String({ description: "create: the prompt you get when it fires" })),
   schedule: Type.Optional(
     Type.String({
       description:
-        "create: one-shot: an ISO 8601 local time like 2026-12-01T09:00:00; periodic: a cron expression, 5 fields (min hour day month weekday) or 6 with seconds first",
+        "one-shot: ISO 8601 local time (2026-12-01T09:00:00); periodic: cron, 5 fields or 6 with seconds first",
     }),
   ),
-  timezone: Type.Optional(
-    Type.String({ description: "create: IANA zone of the schedule (default: the configured one)" }),
-  ),
-  id: Type.Optional(
-    Type.String({ description: "cancel: the event's id; create: an id to give it (optional)" }),
-  ),
+  timezone: Type.Optional(Type.String({ description: "IANA zone (default: the configured one)" })),
+  id: Type.Optional(Type.String({ description: "cancel: the event's id; create: optional" })),
   threadId: Type.Optional(
-    Type.String({ description: "create: another thread to target (default: this conversation)" }),
+    Type.String({ description: "create: another thread (default: this one)" }),
   ),
   adapterId: Type.Optional(
-    Type.String({ description: "create: with channelId, open a new thread in that channel" }),
+    Type.String({ description: "create: with channelId, a new thread there" }),
   ),
-  channelId: Type.Optional(Type.String({ description: "create: the channel, with adapterId" })),
+  channelId: Type.Optional(Type.String()),
 });
 
 type Params = Static<typeof parameters>;
@@ -78,7 +72,7 @@ export function createScheduleTool(options: ScheduleToolOptions): AgentTool<type
     name: "schedule",
     label: "schedule",
     description:
-      "Schedule a prompt to yourself: a reminder at a time (one-shot), a recurring job (periodic, cron) or one now (immediate). When it fires you get its text as a new message in this conversation and can act on it. Also lists and cancels this conversation's events.",
+      "Schedule a prompt to yourself (a reminder, a recurring job): when it fires you get its text as a new message here. Also lists and cancels this conversation's events.",
     parameters,
     async execute(_id, params: Params) {
       if (params.action === "list") {
