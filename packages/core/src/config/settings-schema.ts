@@ -18,7 +18,7 @@ import {
  * The smallest GUPPY_CONTEXT_WINDOW: room for guppy's system prompt, its tools (~1,100 tokens with
  * the schedule, messaging and subagent tools) and a short turn beside a reply of half the window.
  */
-export const MIN_CONTEXT_WINDOW = 8192;
+export const MIN_CONTEXT_WINDOW = 6144;
 
 /** Wire protocols a custom endpoint (GUPPY_BASE_URL) can speak. */
 export const wireApis = ["openai-completions", "anthropic-messages", "openai-responses"] as const;

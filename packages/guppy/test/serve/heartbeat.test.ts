@@ -162,7 +162,13 @@ describe("guppy serve: heartbeat", () => {
     await talk(s, "bye");
     const events = await seen;
     const shown = events.filter((e) => ["start", "text_delta", "final"].includes(e.event));
-    expect(shown.map((e) => e.event)).toEqual(["start", "text_delta", "final"]);
+    // One run (the owner's): its start, its text in one delta or more (as the stream was cut
+    // into chunks on the way), its final.
+    const kinds = shown.map((e) => e.event);
+    expect(kinds[0]).toBe("start");
+    expect(kinds.at(-1)).toBe("final");
+    expect(kinds.slice(1, -1).length).toBeGreaterThan(0);
+    expect(new Set(kinds.slice(1, -1))).toEqual(new Set(["text_delta"]));
     expect(shown[0]?.data.text).toBe("bye");
     expect(JSON.stringify(events)).not.toContain("HEARTBEAT");
     expect(gatewayLog(home)).toContain(`heartbeat: running HEARTBEAT.md in ${THREAD}`);
