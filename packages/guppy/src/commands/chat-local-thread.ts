@@ -3,9 +3,6 @@ import { join } from "node:path";
 import {
   createConcurrencyLimiter,
   createOrchestrator,
-  createScheduleTool,
-  createSubagents,
-  createThreadRunner,
   type GuppyConfig,
   type Logger,
   type Redactor,
@@ -26,6 +23,7 @@ import {
   type PromptOutcome,
   type ThreadClient,
 } from "../terminal/thread-client.js";
+import { createThreadRunners } from "./thread-runners.js";
 
 /** `<thread dir>/chat-inbox.jsonl`: the prompts a `guppy chat` accepted, until answered. */
 export const CHAT_INBOX_FILE = "chat-inbox.jsonl";
@@ -59,24 +57,15 @@ export function createLocalThread(
   const journal = join(dir, CHAT_INBOX_FILE);
   // One run at a time, the thread's or a subagent's (a waiting parent lends its slot).
   const limiter = createConcurrencyLimiter(1);
-  const subagents = createSubagents({
+  const { subagents, createRunner } = createThreadRunners({
+    config,
+    resolved,
     store,
     logger,
+    redactor,
+    sandboxConfig,
     limiter,
-    maxSubagents: config.maxSubagents,
-    toolResultMaxChars: config.toolResultMaxChars,
-    journalPath: join(dir, SUBAGENTS_DIR, "journal.jsonl"),
-    createRunner: (childId, parentId, childTools) =>
-      createThreadRunner({
-        threadId: childId,
-        workspaceThreadId: parentId,
-        config,
-        resolved,
-        store,
-        logger,
-        sandboxConfig,
-        services: childTools,
-      }),
+    subagentJournal: join(dir, SUBAGENTS_DIR, "journal.jsonl"),
   });
   const orchestrator = createOrchestrator({
     store,
@@ -104,22 +93,7 @@ export function createLocalThread(
         };
       });
     },
-    createRunner: (id) =>
-      createThreadRunner({
-        threadId: id,
-        config,
-        resolved,
-        store,
-        logger,
-        redactor,
-        sandboxConfig,
-        // The schedule tool only writes event files: a gateway on this home fires them.
-        services: {
-          ...subagents.tools(id),
-          schedule: () =>
-            createScheduleTool({ home: config.home, threadId: id, timezone: config.timezone }),
-        },
-      }),
+    createRunner,
   });
   subagents.attach(orchestrator);
   // Notices reach the terminal as orchestrator events (below); the handle only takes them.

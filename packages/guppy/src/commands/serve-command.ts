@@ -5,10 +5,7 @@ import {
   createHeartbeat,
   createLastChannel,
   createOrchestrator,
-  createScheduleTool,
   createStore,
-  createSubagents,
-  createThreadRunner,
   parseActiveHours,
   recordLastChannel,
   resolveModel,
@@ -33,6 +30,7 @@ import { createGatewayLogger, describeEventBusReport } from "../gateway/gateway-
 import { createIdleCollector } from "../gateway/idle-collect.js";
 import { heldByChat } from "./chat-session-lock.js";
 import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
+import { createThreadRunners } from "./thread-runners.js";
 
 /**
  * `guppy serve`: the long-running gateway. Starts the orchestrator, every channel the
@@ -72,25 +70,16 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   const store = createStore({ home: config.home, logger, redactor });
   // One set of run slots for the threads and their subagents (GUPPY_MAX_CONCURRENT).
   const limiter = createConcurrencyLimiter(config.maxConcurrent);
-  const subagents = createSubagents({
+  const { subagents, createRunner } = createThreadRunners({
+    config,
+    resolved,
     store,
     logger,
+    redactor,
+    sandboxConfig,
     limiter,
-    maxSubagents: config.maxSubagents,
-    toolResultMaxChars: config.toolResultMaxChars,
-    journalPath: join(config.home, SUBAGENTS_JOURNAL),
-    createRunner: (childId, parentId, childTools) =>
-      createThreadRunner({
-        threadId: childId,
-        workspaceThreadId: parentId,
-        config,
-        resolved,
-        store,
-        logger,
-        redactor,
-        sandboxConfig,
-        services: childTools,
-      }),
+    subagentJournal: join(config.home, SUBAGENTS_JOURNAL),
+    threadHandle: (threadId) => orchestrator.threadHandle(threadId),
   });
   // Event files (<home>/events/) fire prompts through the orchestrator; started once it is.
   const events = createEventBus({
@@ -127,22 +116,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         ...(schedule ? { schedule } : {}),
         ...(nextRun ? { nextRun } : {}),
       })),
-    createRunner: (threadId) =>
-      createThreadRunner({
-        threadId,
-        config,
-        resolved,
-        store,
-        logger,
-        redactor,
-        sandboxConfig,
-        threadHandle: () => orchestrator.threadHandle(threadId),
-        services: {
-          ...subagents.tools(threadId),
-          schedule: () =>
-            createScheduleTool({ home: config.home, threadId, timezone: config.timezone }),
-        },
-      }),
+    createRunner,
   });
   subagents.attach(orchestrator);
   orchestrator.subscribe(gw.event);
