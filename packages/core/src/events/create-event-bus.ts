@@ -310,23 +310,16 @@ export function createEventBus(options: EventBusOptions): EventBus {
       options.orchestrator
         .sendToChannel(spec.adapterId, spec.channelId, text, { origin, messageId })
         .then((threadId) => {
-          if (threadId) {
-            report({
-              type: "fired",
-              id: spec.id,
-              threadId,
-              slot,
-              delayMs,
-              ...(late ? { late } : {}),
-            });
-          } else {
-            skipped(spec, slot, `could not open a thread in ${describeTarget(spec)}`);
-          }
+          if (threadId) fired(spec, slot, threadId, delayMs, late);
+          else skipped(spec, slot, `could not open a thread in ${describeTarget(spec)}`);
         })
         .catch((error) => skipped(spec, slot, String(error)));
     }
     afterFiring(l, slot, now);
   };
+
+  const fired = (spec: EventSpec, slot: number, threadId: string, delayMs: number, late: boolean) =>
+    report({ type: "fired", id: spec.id, threadId, slot, delayMs, ...(late ? { late } : {}) });
 
   const outcome = (
     spec: EventSpec,
@@ -337,14 +330,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
     late: boolean,
   ) => {
     if (result.status === "queued") {
-      report({
-        type: "fired",
-        id: spec.id,
-        threadId,
-        slot,
-        delayMs,
-        ...(late ? { late: true } : {}),
-      });
+      fired(spec, slot, threadId, delayMs, late);
       return;
     }
     const reason =

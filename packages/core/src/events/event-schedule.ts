@@ -1,3 +1,4 @@
+import { localParts } from "../heartbeat/local-time.js";
 import { cronNext } from "./event-cron.js";
 import type { EventSpec } from "./event-file.js";
 
@@ -48,17 +49,7 @@ export function nextRun(
 
 /** `2026-11-27 09:14:00 Europe/Berlin`: a time as the event's zone shows it. */
 export function localTime(ms: number, zone: string | undefined): string {
-  const parts = new Intl.DateTimeFormat("en-CA", {
-    timeZone: zone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-    hourCycle: "h23",
-  }).formatToParts(new Date(ms));
-  const p = (type: string) => parts.find((x) => x.type === type)?.value ?? "";
-  const name = zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
-  return `${p("year")}-${p("month")}-${p("day")} ${p("hour")}:${p("minute")}:${p("second")} ${name}`;
+  const p = localParts(new Date(ms), zone);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return `${p.date} ${two(p.hour)}:${two(p.minute)}:${two(p.second)} ${p.zone}`;
 }

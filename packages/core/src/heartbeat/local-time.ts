@@ -15,6 +15,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
       day: "2-digit",
       hour: "2-digit",
       minute: "2-digit",
+      second: "2-digit",
       hourCycle: "h23",
     });
     formatters.set(timeZone, formatter);
@@ -39,6 +40,7 @@ export function localParts(now: Date, timeZone?: string) {
     date: `${get("year")}-${get("month")}-${get("day")}`,
     hour: Number(get("hour")),
     minute: Number(get("minute")),
+    second: Number(get("second")),
   };
 }
 
