@@ -61,6 +61,15 @@ export function integerValue(min: number, max = Number.MAX_SAFE_INTEGER): Parser
   });
 }
 
+/** A decimal number from `min` to `max` (a temperature: 0.7). */
+export function numberValue(min: number, max: number): Parser<number> {
+  return parser(`a number from ${min} to ${max}`, (raw) => {
+    if (typeof raw === "string" && !/^-?\d+(\.\d+)?$/.test(raw.trim())) return undefined;
+    const n = typeof raw === "number" ? raw : typeof raw === "string" ? Number(raw.trim()) : NaN;
+    return Number.isFinite(n) && n >= min && n <= max ? n : undefined;
+  });
+}
+
 export const booleanValue: Parser<boolean> = parser(
   "true or false (also 1/0, yes/no, on/off)",
   (raw) => {

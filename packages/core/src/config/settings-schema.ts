@@ -1,4 +1,5 @@
 import { ACTIVE_HOURS_EXPECTED, parseActiveHours } from "../heartbeat/active-hours.js";
+import { type McpServers, mcpServersValue } from "../mcp/mcp-settings.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../tools/bash-timeout.js";
 import { type ToolPolicySettings, toolPolicyValue } from "../tools/tool-policy.js";
 import {
@@ -6,6 +7,7 @@ import {
   integerValue,
   listValue,
   modelRefValue,
+  numberValue,
   oneOf,
   type ParseResult,
   type Parser,
@@ -55,6 +57,15 @@ export interface ConfigValues {
   sandboxNetwork: "on" | "off";
   heartbeatSeconds: number;
   heartbeatHours?: string;
+  temperature?: number;
+  braveApiKey?: string;
+  braveBaseUrl: string;
+  searxngUrl?: string;
+  fetchAllowPrivate: boolean;
+  fetchAllowHosts?: string[];
+  mcpServers?: McpServers;
+  mcpStartSeconds: number;
+  mcpTimeoutSeconds: number;
 }
 
 export type ConfigKey = keyof ConfigValues;
@@ -267,6 +278,62 @@ export const settingsSchema: SettingsSchema = {
     parse: activeHoursValue(),
     description:
       "Local hours heartbeats run in, HH:MM-HH:MM in GUPPY_TIMEZONE (may span midnight, e.g. 22:00-06:00); beats outside are skipped (default: all day)",
+  },
+  temperature: {
+    env: "GUPPY_TEMPERATURE",
+    parse: numberValue(0, 2),
+    description:
+      "Sampling temperature sent with every request (default: unset, the provider's own)",
+  },
+  braveApiKey: {
+    env: "BRAVE_API_KEY",
+    parse: tokenValue,
+    secret: true,
+    description:
+      "Brave Search API key: offers the `web_search` tool (free tier: 2,000 queries a month)",
+  },
+  braveBaseUrl: {
+    env: "GUPPY_BRAVE_BASE_URL",
+    parse: urlValue,
+    default: "https://api.search.brave.com",
+    description: "Base URL of the Brave Search API (a proxy or a stand-in)",
+  },
+  searxngUrl: {
+    env: "GUPPY_SEARXNG_URL",
+    parse: urlValue,
+    description:
+      "A SearXNG instance (keyless, self-hosted, JSON format enabled) for `web_search`, e.g. http://127.0.0.1:8888",
+  },
+  fetchAllowPrivate: {
+    env: "GUPPY_FETCH_ALLOW_PRIVATE",
+    parse: booleanValue,
+    default: false,
+    description:
+      "Let `read_url` fetch loopback, private, link-local and cloud-metadata addresses (refused by default)",
+  },
+  fetchAllowHosts: {
+    env: "GUPPY_FETCH_ALLOW_HOSTS",
+    parse: listValue(),
+    description:
+      "Host names `read_url` may fetch even when they resolve to a private address, comma-separated, as written in the URL",
+  },
+  mcpServers: {
+    parse: mcpServersValue,
+    description:
+      'MCP servers whose tools the agent gets as `<server>__<tool>`: `{"name": {"command", "args", "env"}}` (stdio, runs as you, outside the sandbox) or `{"name": {"url", "headers"}}` (Streamable HTTP)',
+  },
+  mcpStartSeconds: {
+    env: "GUPPY_MCP_START_SECONDS",
+    parse: integerValue(0, 600),
+    default: 5,
+    description:
+      "How long `guppy chat` waits for configured MCP servers before its first request (`guppy serve` never waits)",
+  },
+  mcpTimeoutSeconds: {
+    env: "GUPPY_MCP_TIMEOUT_SECONDS",
+    parse: integerValue(1, 86_400),
+    default: 60,
+    description: "Longest an MCP tool call may take",
   },
 };
 

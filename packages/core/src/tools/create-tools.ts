@@ -14,7 +14,14 @@ import { createUploadTool } from "./upload-tool.js";
 import { createWriteTool } from "./write-tool.js";
 
 /** The built-in tools the app's services make (they need more than a thread's ToolContext). */
-export type ServiceToolName = "schedule" | "send_message" | "spawn" | "subagent";
+export type ServiceToolName =
+  | "web_search"
+  | "read_url"
+  | "search_channel"
+  | "schedule"
+  | "send_message"
+  | "spawn"
+  | "subagent";
 
 /**
  * The service tools for one thread, each made on demand; a name left out is a tool the thread
@@ -46,6 +53,9 @@ const factories: {
       sandbox: ctx.sandbox,
       thread: on.thread,
     }) as AgentTool),
+  web_search: (_ctx, on) => on.services?.web_search?.(),
+  read_url: (_ctx, on) => on.services?.read_url?.(),
+  search_channel: (_ctx, on) => on.services?.search_channel?.(),
   schedule: (_ctx, on) => on.services?.schedule?.(),
   send_message: (_ctx, on) => on.services?.send_message?.(),
   spawn: (_ctx, on) => on.services?.spawn?.(),

@@ -17,6 +17,11 @@ export const builtinTools = {
   write: { guest: false },
   edit: { guest: false },
   upload: { guest: false },
+  // The web (the owner's search quota; fetches from the owner's network) and the channel's history
+  // (a guest's search reaches only its own thread).
+  web_search: { guest: false },
+  read_url: { guest: false },
+  search_channel: { guest: true },
   // Made by the app's services (ServiceTools), where it wires them: events, messaging, subagents.
   schedule: { guest: false },
   send_message: { guest: false },

@@ -13,19 +13,22 @@ import { tempHome } from "../helpers/temp-home.js";
 const all = [...builtinToolNames];
 
 describe("tool policy: each role's tools per channel", () => {
-  it("gives an owner every tool and a guest only read by default", () => {
+  it("gives an owner every tool and a guest only read and search_channel by default", () => {
     expect(toolNamesFor(undefined, "telegram", "owner", all)).toEqual([
       "bash",
       "read",
       "write",
       "edit",
       "upload",
+      "web_search",
+      "read_url",
+      "search_channel",
       "schedule",
       "send_message",
       "spawn",
       "subagent",
     ]);
-    expect(toolNamesFor(undefined, "telegram", "guest", all)).toEqual(["read"]);
+    expect(toolNamesFor(undefined, "telegram", "guest", all)).toEqual(["read", "search_channel"]);
     // Only what the thread can have at all: no upload where the channel takes no files.
     expect(toolNamesFor(undefined, "cli", "owner", ["bash", "read", "write", "edit"])).toEqual([
       "bash",
@@ -41,7 +44,7 @@ describe("tool policy: each role's tools per channel", () => {
     };
     expect(toolNamesFor(policy, "telegram", "guest", all)).toEqual(["read", "write"]);
     expect(toolNamesFor(policy, "telegram", "owner", all)).toEqual(["read"]);
-    expect(toolNamesFor(policy, "slack", "guest", all)).toEqual(["read"]);
+    expect(toolNamesFor(policy, "slack", "guest", all)).toEqual(["read", "search_channel"]);
     expect(toolNamesFor(policy, "slack", "owner", all)).toEqual(all);
     // An allowed tool the thread cannot have is still absent.
     expect(
@@ -55,6 +58,9 @@ describe("tool policy: each role's tools per channel", () => {
       "write",
       "edit",
       "upload",
+      "web_search",
+      "read_url",
+      "search_channel",
       "schedule",
       "send_message",
       "spawn",
@@ -64,7 +70,9 @@ describe("tool policy: each role's tools per channel", () => {
       http: { guest: { allow: ["read", "bash"], deny: ["bash"] } },
     };
     expect(toolNamesFor(both, "http", "guest", all)).toEqual(["read"]);
-    expect(toolNamesFor({ http: { guest: { deny: ["read"] } } }, "http", "guest", all)).toEqual([]);
+    expect(
+      toolNamesFor({ http: { guest: { deny: ["read", "search_channel"] } } }, "http", "guest", all),
+    ).toEqual([]);
   });
 });
 
@@ -113,7 +121,7 @@ describe("the tools setting in settings.json", () => {
 
   it("refuses an unknown tool with a did-you-mean, naming where it is", () => {
     expect(failure({ telegram: { guest: { allow: ["bsh"] } } })).toMatch(
-      /^Invalid setting in \S+settings\.json: tools\.telegram\.guest\.allow: unknown tool "bsh" — did you mean "bash"\? \(tools: bash, read, write, edit, upload, schedule, send_message, spawn, subagent\)$/,
+      /^Invalid setting in \S+settings\.json: tools\.telegram\.guest\.allow: unknown tool "bsh" — did you mean "bash"\? \(tools: bash, read, write, edit, upload, web_search, read_url, search_channel, schedule, send_message, spawn, subagent\)$/,
     );
     expect(failure({ cli: { owner: { deny: ["rm"] } } })).toContain(
       'tools.cli.owner.deny: unknown tool "rm" (tools:',
