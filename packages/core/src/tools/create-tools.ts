@@ -24,10 +24,11 @@ export type ServiceToolName =
   | "subagent";
 
 /**
- * The service tools for one thread, each made on demand; a name left out is a tool the thread
- * does not have (not wired by the app, or — a subagent's — not allowed: no nesting).
+ * The service tools for one thread, each made on demand for a role (a guest's `search_channel`
+ * reaches only its own thread); a name left out is a tool the thread does not have (not wired by
+ * the app, or — a subagent's — not allowed: no nesting).
  */
-export type ServiceTools = Partial<Record<ServiceToolName, () => AgentTool>>;
+export type ServiceTools = Partial<Record<ServiceToolName, (role: Role) => AgentTool>>;
 
 /** The thread a tool is made for, beyond its ToolContext. */
 interface ToolThread {
@@ -39,7 +40,7 @@ interface ToolThread {
 
 /** How each built-in tool (tool-policy.ts lists them) is made; undefined where a thread cannot have it. */
 const factories: {
-  [N in BuiltinToolName]: (ctx: ToolContext, on: ToolThread) => AgentTool | undefined;
+  [N in BuiltinToolName]: (ctx: ToolContext, on: ToolThread, role: Role) => AgentTool | undefined;
 } = {
   bash: (ctx) => createBashTool(ctx) as AgentTool,
   read: (ctx) => createReadTool(ctx) as AgentTool,
@@ -53,13 +54,13 @@ const factories: {
       sandbox: ctx.sandbox,
       thread: on.thread,
     }) as AgentTool),
-  web_search: (_ctx, on) => on.services?.web_search?.(),
-  read_url: (_ctx, on) => on.services?.read_url?.(),
-  search_channel: (_ctx, on) => on.services?.search_channel?.(),
-  schedule: (_ctx, on) => on.services?.schedule?.(),
-  send_message: (_ctx, on) => on.services?.send_message?.(),
-  spawn: (_ctx, on) => on.services?.spawn?.(),
-  subagent: (_ctx, on) => on.services?.subagent?.(),
+  web_search: (_ctx, on, role) => on.services?.web_search?.(role),
+  read_url: (_ctx, on, role) => on.services?.read_url?.(role),
+  search_channel: (_ctx, on, role) => on.services?.search_channel?.(role),
+  schedule: (_ctx, on, role) => on.services?.schedule?.(role),
+  send_message: (_ctx, on, role) => on.services?.send_message?.(role),
+  spawn: (_ctx, on, role) => on.services?.spawn?.(role),
+  subagent: (_ctx, on, role) => on.services?.subagent?.(role),
 };
 
 /** The built-in tools of `names` a thread can have, made for `ctx`, in the order the names come. */
@@ -67,8 +68,9 @@ function createBuiltinTools(
   ctx: ToolContext,
   names: readonly BuiltinToolName[],
   on: ToolThread = {},
+  role: Role = "owner",
 ): AgentTool[] {
-  return names.flatMap((name) => factories[name](ctx, on) ?? []);
+  return names.flatMap((name) => factories[name](ctx, on, role) ?? []);
 }
 
 /** The tools every thread has (no upload: that needs a channel), in a fixed order. */
@@ -95,7 +97,7 @@ export interface RoleToolsOptions extends ToolThread {
 export function createRoleTools(options: RoleToolsOptions): Record<Role, AgentTool[]> {
   const make = (role: Role) => {
     const ctx = options[role];
-    const available = createBuiltinTools(ctx, builtinToolNames, options);
+    const available = createBuiltinTools(ctx, builtinToolNames, options, role);
     const names = toolNamesFor(
       options.policy,
       options.channel,
