@@ -22,7 +22,9 @@ import { ATTACHMENTS_DIR, parseThreadId } from "../store/thread-layout.js";
 import { createRoleTools, type ServiceTools } from "../tools/create-tools.js";
 import type { ToolContext } from "../tools/tool-context.js";
 import { guestPathPolicy } from "../tools/tool-policy.js";
+import { createWebSearchTool } from "../tools/web-search-tool.js";
 import type { AgentRunner, ThreadHandle } from "../types.js";
+import { createWebSearch, searchProviderFrom } from "../web/web-search.js";
 import { createAgentRunner } from "./create-agent-runner.js";
 
 export interface ThreadRunnerOptions {
@@ -89,7 +91,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       }),
     },
     thread: options.threadHandle,
-    services: options.services,
+    services: { ...webSearchService(config), ...options.services },
     channel: parseThreadId(threadId).adapter,
     policy: config.tools,
   });
@@ -156,4 +158,12 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     baseStreamFn: options.baseStreamFn,
     timeStamp: (now) => timeStamp(now, config.timezone),
   });
+}
+
+/** `web_search` when a search provider is configured (the app's own services win). */
+function webSearchService(config: GuppyConfig): ServiceTools {
+  const provider = searchProviderFrom(config);
+  if (!provider) return {};
+  const tool = createWebSearchTool({ search: createWebSearch({ provider }) }) as AgentTool;
+  return { web_search: () => tool };
 }

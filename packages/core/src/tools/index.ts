@@ -1,5 +1,16 @@
 // @guppy/core/tools: the tool policy — the built-in tools' names, each role's set per channel
-// and the `tools` setting's checks (createThreadRunner makes the tools themselves).
+// and the `tools` setting's checks (createThreadRunner makes the tools themselves) — and the
+// service tools an app may make itself.
+
+export {
+  createSearchCache,
+  createWebSearch,
+  type SearchCache,
+  type SearchProvider,
+  type SearchResult,
+  searchProviderFrom,
+  type WebSearch,
+} from "../web/web-search.js";
 export {
   builtinToolNames,
   MCP_TOOL_SEPARATOR,
@@ -10,3 +21,4 @@ export {
   toolPolicyChannelProblem,
   toolPolicyValue,
 } from "./tool-policy.js";
+export { createWebSearchTool } from "./web-search-tool.js";
