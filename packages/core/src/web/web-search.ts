@@ -57,7 +57,7 @@ export interface WebSearchOptions {
 
 const DEFAULT_TIMEOUT_MS = 15_000;
 const DEFAULT_MAX_RETRY_WAIT_MS = 10_000;
-/** The wait after a 429 without `retry-after`: Brave's free plan allows one query a second. */
+/** The wait after a 429 without `retry-after`: long enough for a per-second rate limit. */
 const DEFAULT_RETRY_WAIT_MS = 1_000;
 
 /** A search function over `options.provider`, with its cache, timeout and one 429 retry. */
@@ -102,7 +102,9 @@ export function createWebSearch(options: WebSearchOptions): WebSearch {
     } catch {
       throw new Error(`${name} answered with something that is not JSON (${request.url.origin}).`);
     }
-    const results = parseResults(provider, body);
+    // Loaded at the first search, not at every start.
+    const { decodeHTML } = await import("entities");
+    const results = parseResults(provider, body, decodeHTML);
     if (!results) {
       throw new Error(`${name} answered JSON without a result list (${request.url.origin}).`);
     }
@@ -149,16 +151,20 @@ function providerRequest(provider: SearchProvider, query: string, count: number)
 }
 
 /** The results in a provider's answer, or undefined when `body` is not one. */
-function parseResults(provider: SearchProvider, body: unknown): SearchResult[] | undefined {
+function parseResults(
+  provider: SearchProvider,
+  body: unknown,
+  decode: DecodeHtml,
+): SearchResult[] | undefined {
   switch (provider.type) {
     case "brave": {
       const web = field(body, "web");
       // Brave leaves `web` out of an answer without web results.
       if (web === undefined && isObject(body)) return [];
-      return resultList(field(web, "results"), "description", "age");
+      return resultList(field(web, "results"), "description", "age", decode);
     }
     case "searxng":
-      return resultList(field(body, "results"), "content", "publishedDate");
+      return resultList(field(body, "results"), "content", "publishedDate", decode);
   }
 }
 
@@ -169,7 +175,12 @@ function endpoint(base: string, path: string): URL {
   return url;
 }
 
-function resultList(list: unknown, snippetKey: string, ageKey: string): SearchResult[] | undefined {
+function resultList(
+  list: unknown,
+  snippetKey: string,
+  ageKey: string,
+  decode: DecodeHtml,
+): SearchResult[] | undefined {
   if (!Array.isArray(list)) return undefined;
   return list.flatMap((item) => {
     const url = text(field(item, "url"));
@@ -177,9 +188,9 @@ function resultList(list: unknown, snippetKey: string, ageKey: string): SearchRe
     const age = text(field(item, ageKey));
     return [
       {
-        title: plainText(text(field(item, "title"))) || url,
+        title: plainText(text(field(item, "title")), decode) || url,
         url,
-        snippet: plainText(text(field(item, snippetKey))),
+        snippet: plainText(text(field(item, snippetKey)), decode),
         ...(age ? { age } : {}),
       },
     ];
@@ -198,35 +209,16 @@ function text(value: unknown): string {
   return typeof value === "string" ? value.trim() : "";
 }
 
-const ENTITIES: Record<string, string> = {
-  amp: "&",
-  lt: "<",
-  gt: ">",
-  quot: '"',
-  apos: "'",
-  nbsp: " ",
-  hellip: "…",
-  mdash: "—",
-  ndash: "–",
-};
+/** Decodes HTML entities (`entities`' decodeHTML: all of HTML's named and numeric ones). */
+type DecodeHtml = (text: string) => string;
 
 /**
  * `html` as plain text: tags dropped, entities decoded, whitespace collapsed. Snippets are short
- * markup such as Brave's `<strong>`, so a small hand-written pass does (no parser to load).
+ * inline markup such as Brave's `<strong>`, so no parser is needed; a `<` that opens no tag
+ * ("3 < 4") stays.
  */
-export function plainText(html: string): string {
-  return html
-    .replace(/<[^>]*>/g, "")
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (entity, name: string) => {
-      if (name[0] === "#") {
-        const code =
-          name[1] === "x" || name[1] === "X"
-            ? Number.parseInt(name.slice(2), 16)
-            : Number.parseInt(name.slice(1), 10);
-        return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : entity;
-      }
-      return ENTITIES[name.toLowerCase()] ?? entity;
-    })
+export function plainText(html: string, decode: DecodeHtml): string {
+  return decode(html.replace(/<\/?[a-z!][^>]*>/gi, ""))
     .replace(/\s+/g, " ")
     .trim();
 }

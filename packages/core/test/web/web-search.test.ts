@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { decodeHTML } from "entities";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWebSearchTool } from "../../src/tools/web-search-tool.js";
 import {
@@ -325,10 +326,13 @@ describe("the search provider", () => {
 });
 
 describe("snippets as plain text", () => {
-  it("drops tags and decodes entities", () => {
-    expect(plainText("<strong>A</strong> &amp; B&nbsp;&#x2014;\n <em>c</em> &bogus; &#0;")).toBe(
-      "A & B — c &bogus; &#0;",
-    );
+  it("drops tags, decodes entities and keeps a < that opens no tag", () => {
+    expect(
+      plainText(
+        "<strong>A</strong> &amp; B&nbsp;&#x2014;\n <em>c</em> 24&deg;C, 3 < 4 &lt;b&gt; &bogus;",
+        decodeHTML,
+      ),
+    ).toBe("A & B — c 24°C, 3 < 4 <b> &bogus;");
   });
 });
 

@@ -17,7 +17,7 @@ export interface CliResult {
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(GUPPY_|OPENAI_|ANTHROPIC_|TELEGRAM_|SLACK_|DISCORD_)/.test(k)) continue;
+    if (/^(GUPPY_|OPENAI_|ANTHROPIC_|TELEGRAM_|SLACK_|DISCORD_|BRAVE_)/.test(k)) continue;
     env[k] = v;
   }
   return { ...env, NO_COLOR: "1", ...extra };

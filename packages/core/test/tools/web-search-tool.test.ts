@@ -1,0 +1,85 @@
+import {
+  type Context,
+  type FauxProviderRegistration,
+  fauxAssistantMessage,
+  registerFauxProvider,
+} from "@mariozechner/pi-ai";
+import { Type } from "typebox";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadConfig } from "../../src/config/load-config.js";
+import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
+import { createStore } from "../../src/store/create-store.js";
+import type { ServiceTools } from "../../src/tools/create-tools.js";
+import type { Role } from "../../src/types.js";
+import { tempHome } from "../helpers/temp-home.js";
+
+/** Which runs are offered web_search: the settings' provider, the role, the app's own tool. */
+describe("web_search in a thread's tools (faux provider)", () => {
+  let t: ReturnType<typeof tempHome>;
+  let faux: FauxProviderRegistration;
+  beforeEach(() => {
+    t = tempHome();
+    faux = registerFauxProvider({
+      models: [{ id: "faux-1", contextWindow: 100_000, maxTokens: 1000 }],
+    });
+  });
+  afterEach(() => {
+    faux.unregister();
+    t.cleanup();
+  });
+
+  /** The tools (name and description) one run of a Slack thread offered `role`. */
+  const offered = async (
+    env: Record<string, string>,
+    role: Role,
+    services?: ServiceTools,
+  ): Promise<Array<{ name: string; description: string }>> => {
+    const config = loadConfig({ env: { GUPPY_TIMEZONE: "UTC", ...env }, home: t.home });
+    const runner = createThreadRunner({
+      threadId: "slack:C1:1",
+      config,
+      resolved: {
+        ref: "faux/faux-1",
+        model: faux.getModel(),
+        apiKey: "faux",
+        maxTokens: 1000,
+        custom: false,
+      },
+      store: createStore({ home: t.home }),
+      services,
+    });
+    let tools: Array<{ name: string; description: string }> = [];
+    faux.setResponses([
+      (context: Context) => {
+        tools = (context.tools ?? []).map(({ name, description }) => ({ name, description }));
+        return fauxAssistantMessage("ok");
+      },
+    ]);
+    await runner.prompt({ text: "hi", role });
+    return tools;
+  };
+  const names = (tools: Array<{ name: string }>) => tools.map((tool) => tool.name);
+
+  it("is offered to the owner when Brave or SearXNG is configured, and to no guest", async () => {
+    expect(names(await offered({}, "owner"))).not.toContain("web_search");
+    expect(names(await offered({ BRAVE_API_KEY: "k" }, "owner"))).toContain("web_search");
+    expect(names(await offered({ GUPPY_SEARXNG_URL: "http://127.0.0.1:9" }, "owner"))).toContain(
+      "web_search",
+    );
+    expect(names(await offered({ BRAVE_API_KEY: "k" }, "guest"))).not.toContain("web_search");
+  });
+
+  it("is the app's own when the app makes one", async () => {
+    const own = {
+      name: "web_search",
+      label: "web_search",
+      description: "the app's search",
+      parameters: Type.Object({}),
+      execute: async () => ({ content: [], details: {} }),
+    };
+    const tools = await offered({ BRAVE_API_KEY: "k" }, "owner", { web_search: () => own });
+    expect(tools.filter((tool) => tool.name === "web_search")).toEqual([
+      { name: "web_search", description: "the app's search" },
+    ]);
+  });
+});
