@@ -78,15 +78,16 @@ export function createWebSearch(options: WebSearchOptions): WebSearch {
     let response = await send(request, name, timeoutMs, signal);
     if (response.status === 429) {
       const wait = retryAfterMs(response.headers.get("retry-after"));
+      await response.body?.cancel();
       if (wait > maxRetryWaitMs) {
         throw new Error(
           `${name} rate limit reached (HTTP 429); it asks to wait ${Math.ceil(wait / 1000)} s. Try again later.`,
         );
       }
-      await response.body?.cancel();
       await sleep(wait, signal);
       response = await send(request, name, timeoutMs, signal);
       if (response.status === 429) {
+        await response.body?.cancel();
         throw new Error(
           `${name} rate limit reached (HTTP 429), again after waiting ${Math.ceil(wait / 1000)} s. Try again later.`,
         );
