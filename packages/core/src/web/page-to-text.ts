@@ -2,6 +2,7 @@ import type { parseHTML } from "linkedom";
 import type { FetchedPage } from "./fetch-page.js";
 
 type ParsedDocument = ReturnType<typeof parseHTML>["document"];
+type TurndownNode = Parameters<import("turndown")["turndown"]>[0];
 
 // A fetched body as text for the model: HTML as Markdown (the article only: Readability drops
 // navigation, scripts and ad blocks; turndown writes what is left), text and JSON as they are,
@@ -112,10 +113,15 @@ export async function htmlToMarkdown(html: string, pageUrl: string): Promise<Pag
     import("@mozilla/readability"),
     import("turndown"),
   ]);
-  const { document } = parseHTML(html);
+  const { document } = parseHTML(withoutScripts(html));
   absolutizeLinks(document, pageUrl);
   const pageTitle = document.querySelector("title")?.textContent?.trim() ?? "";
-  const article = new Readability(document, { charThreshold: 200 }).parse();
+  // The article is handed to turndown as the element Readability picked: serialising it to HTML
+  // for turndown to parse again costs as much as the rest on a large page.
+  const article = new Readability<unknown>(document, {
+    charThreshold: 200,
+    serializer: (node) => node,
+  }).parse();
   const turndown = new TurndownService({
     headingStyle: "atx",
     codeBlockStyle: "fenced",
@@ -123,10 +129,10 @@ export async function htmlToMarkdown(html: string, pageUrl: string): Promise<Pag
   });
   turndown.remove(["script", "style", "noscript", "iframe", "template", "svg", "canvas", "form"]);
   let body: string;
-  if (article?.content) body = turndown.turndown(article.content);
+  if (article?.content) body = turndown.turndown(article.content as TurndownNode);
   else {
     // Readability changed the document it read: the page is parsed again as it was.
-    const whole = parseHTML(html).document;
+    const whole = parseHTML(withoutScripts(html)).document;
     absolutizeLinks(whole, pageUrl);
     const root = whole.body ?? whole.documentElement;
     for (const node of root?.querySelectorAll(
@@ -139,6 +145,19 @@ export async function htmlToMarkdown(html: string, pageUrl: string): Promise<Pag
   const title = (article?.title || pageTitle).replace(/\s+/g, " ").trim();
   const text = title ? `# ${title}\n\n${body.trim()}` : body.trim();
   return { kind: "html", ...(title ? { title } : {}), text };
+}
+
+/**
+ * The HTML without its scripts, styles and comments, which nothing reads as text: on a large page
+ * (inline bundles, JSON state) they are often most of the bytes, and every parsed node costs
+ * Readability time. JSON-LD stays: Readability reads a title from it. The patterns end a script
+ * where an HTML parser does (the first `</script`).
+ */
+function withoutScripts(html: string): string {
+  return html
+    .replace(/<script\b(?![^>]*application\/ld\+json)[^>]*>[\s\S]*?<\/script\s*>/gi, "")
+    .replace(/<style\b[^>]*>[\s\S]*?<\/style\s*>/gi, "")
+    .replace(/<!--[\s\S]*?-->/g, "");
 }
 
 /** Every link and image of the document pointing at an absolute URL (a `<base>` counted). */
