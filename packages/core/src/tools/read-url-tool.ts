@@ -70,8 +70,8 @@ export function createReadUrlTool(
     description:
       "Read a web page (as Markdown: the article, its title first, links kept), a text or JSON file, or a PDF's text, from an http(s) URL. Private and local network addresses are refused unless the owner allows them.",
     parameters,
-    async execute(_id, params: Params) {
-      const page = await fetchPage(params.url.trim(), options.policy, limits);
+    async execute(_id, params: Params, signal) {
+      const page = await fetchPage(params.url.trim(), options.policy, limits, signal);
       if (page.status >= 400) {
         throw new Error(`read_url: ${page.url} answered HTTP ${page.status}.`);
       }

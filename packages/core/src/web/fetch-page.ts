@@ -55,6 +55,8 @@ export async function fetchPage(
   url: string,
   policy: SsrfPolicy,
   limits: FetchLimits,
+  /** The run's abort: the connection is closed at once. */
+  signal?: AbortSignal,
 ): Promise<FetchedPage> {
   let current: URL;
   try {
@@ -66,10 +68,15 @@ export async function fetchPage(
   }
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
+  const stop = () => controller.abort();
+  signal?.addEventListener("abort", stop, { once: true });
+  if (signal?.aborted) stop();
   const timedOut = () =>
-    new Error(
-      `read_url timed out after ${formatSeconds(limits.timeoutMs)} fetching ${current.href}.`,
-    );
+    signal?.aborted
+      ? new Error(`read_url was stopped fetching ${current.href}.`)
+      : new Error(
+          `read_url timed out after ${formatSeconds(limits.timeoutMs)} fetching ${current.href}.`,
+        );
   try {
     for (let redirects = 0; ; redirects++) {
       const target = await checkUrl(current, policy);
@@ -114,6 +121,7 @@ export async function fetchPage(
     }
   } finally {
     clearTimeout(timer);
+    signal?.removeEventListener("abort", stop);
   }
 }
 

@@ -197,6 +197,16 @@ describe("read_url", () => {
     );
   });
 
+  it("stops at once when its run is aborted", async () => {
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 200);
+    const started = Date.now();
+    await expect(
+      tool().execute("call-1", { url: `${server.origin}/hang` }, abort.signal),
+    ).rejects.toThrow(`read_url was stopped fetching ${server.origin}/hang.`);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
   it("reports an HTTP error status", async () => {
     expect(await failure(`${server.origin}/missing`)).toBe(
       `read_url: ${server.origin}/missing answered HTTP 404.`,
