@@ -20,6 +20,7 @@ import { sandboxPathPolicy } from "../sandbox/thread-view.js";
 import type { Store } from "../store/create-store.js";
 import { ATTACHMENTS_DIR, parseThreadId } from "../store/thread-layout.js";
 import { createRoleTools, type ServiceTools } from "../tools/create-tools.js";
+import { createReadUrlTool } from "../tools/read-url-tool.js";
 import type { ToolContext } from "../tools/tool-context.js";
 import { guestPathPolicy } from "../tools/tool-policy.js";
 import { createWebSearchTool } from "../tools/web-search-tool.js";
@@ -91,7 +92,20 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       }),
     },
     thread: options.threadHandle,
-    services: { ...webSearchService(config), ...options.services },
+    services: {
+      // read_url needs only the fetch settings and the thread's artifacts: every thread has it.
+      read_url: () =>
+        createReadUrlTool({
+          policy: {
+            allowPrivate: config.fetchAllowPrivate,
+            allowHosts: config.fetchAllowHosts ?? [],
+          },
+          artifactsDir: ctx.artifactsDir,
+          redactor,
+        }) as AgentTool,
+      ...webSearchService(config),
+      ...options.services,
+    },
     channel: parseThreadId(threadId).adapter,
     policy: config.tools,
   });

@@ -12,6 +12,12 @@ export {
   type WebSearch,
 } from "../web/web-search.js";
 export {
+  createReadUrlTool,
+  type ReadUrlDetails,
+  type ReadUrlToolOptions,
+  readUrlDefaults,
+} from "./read-url-tool.js";
+export {
   builtinToolNames,
   MCP_TOOL_SEPARATOR,
   roles,

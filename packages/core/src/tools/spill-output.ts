@@ -147,9 +147,10 @@ export function overflowExcerpt(
  * the thread's artifacts/) holding all of it, which `read` pages through. Tools that already
  * spilled their own output (bash; `details.fullOutputPath`) are left alone, and so is `read`,
  * which pages by itself (its page plus a "continue with offset=" line must not be spilled into
- * yet another file to read).
+ * yet another file to read), and `read_url`, whose max_chars is its own limit.
  */
-const selfPaging = new Set(["read"]);
+// read_url cuts its own text at its max_chars (default 50,000) and saves the rest itself.
+const selfPaging = new Set(["read", "read_url"]);
 
 export function createToolResultSpill(options: {
   maxChars: number;

@@ -87,7 +87,14 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
   it("offers a guest only read, and an owner bash and the rest", async () => {
     const runner = runnerFor("telegram:100:100");
     expect(await offered(runner, "guest")).toEqual(["read"]);
-    expect(await offered(runner, "owner")).toEqual(["bash", "read", "write", "edit", "upload"]);
+    expect(await offered(runner, "owner")).toEqual([
+      "bash",
+      "read",
+      "write",
+      "edit",
+      "upload",
+      "read_url",
+    ]);
     // The next guest run is offered the guest's set again, not the owner's.
     expect(await offered(runner, "guest")).toEqual(["read"]);
   });
@@ -153,7 +160,13 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
     };
     const telegram = runnerFor("telegram:100:100", tools);
     expect(await offered(telegram, "guest")).toEqual(["read", "write"]);
-    expect(await offered(telegram, "owner")).toEqual(["read", "write", "edit", "upload"]);
+    expect(await offered(telegram, "owner")).toEqual([
+      "read",
+      "write",
+      "edit",
+      "upload",
+      "read_url",
+    ]);
     // A guest allowed write writes in its workspace, never outside it.
     const written = await callTool(telegram, "guest", "write", { path: "note.md", content: "hi" });
     expect(written.isError).toBe(false);

@@ -92,12 +92,20 @@ describe("the tools setting", () => {
       "read",
       "write",
       "edit",
+      "read_url",
       "schedule",
       "send_message",
       "spawn",
       "subagent",
     ]);
     settings({ cli: { owner: { deny: ["bash", "edit", "spawn"] } } });
-    expect(await offered()).toEqual(["read", "write", "schedule", "send_message", "subagent"]);
+    expect(await offered()).toEqual([
+      "read",
+      "write",
+      "read_url",
+      "schedule",
+      "send_message",
+      "subagent",
+    ]);
   });
 });
