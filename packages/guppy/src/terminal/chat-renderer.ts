@@ -45,6 +45,10 @@ export function createChatRenderer(deps: {
 
   return (event) => {
     switch (event.type) {
+      case "run_start":
+        // A message shown before this run (another thread's, while idle) is not its answer.
+        shown = undefined;
+        break;
       case "thinking_start":
         spinner.start("thinking…");
         break;
