@@ -1,3 +1,4 @@
+import { knownTimeZone } from "../config/setting-parsers.js";
 import { parseThreadId } from "../store/thread-layout.js";
 import { cronProblem } from "./event-cron.js";
 
@@ -98,7 +99,7 @@ export function validateEvent(id: string, raw: unknown): ParsedEvent {
   if (!s.text?.trim()) return fail(`"text" is missing or empty`);
   const target = validateTarget(s);
   if (typeof target === "string") return fail(target);
-  if (s.timezone !== undefined && !validZone(s.timezone)) {
+  if (s.timezone !== undefined && !knownTimeZone(s.timezone)) {
     return fail(`"timezone" ${JSON.stringify(s.timezone)} is not an IANA time zone`);
   }
   const problem = validateSchedule(type, s.schedule, s.timezone);
@@ -163,28 +164,6 @@ function validateSchedule(
   const problem = cronProblem(value, timezone);
   if (problem) return `"schedule" ${JSON.stringify(value)}: ${problem}`;
   return undefined;
-}
-
-/**
- * Zones checked so far: an `Intl.DateTimeFormat` costs tens of kB outside the JS heap, too much to
- * make per file when 10,000 files name the same few zones.
- */
-const zones = new Map<string, boolean>();
-
-/** Whether `zone` is an IANA time zone this runtime knows. */
-export function validZone(zone: string): boolean {
-  let known = zones.get(zone);
-  if (known === undefined) {
-    try {
-      new Intl.DateTimeFormat("en-US", { timeZone: zone });
-      known = zone.trim() !== "";
-    } catch {
-      known = false;
-    }
-    if (zones.size >= 1024) zones.clear();
-    zones.set(zone, known);
-  }
-  return known;
 }
 
 /** The file's content for an event: the fields without `id` (its name is the id). */

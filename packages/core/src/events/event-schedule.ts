@@ -1,4 +1,4 @@
-import { localParts } from "../heartbeat/local-time.js";
+import { localParts } from "../time/local-time.js";
 import { cronNext } from "./event-cron.js";
 import type { EventSpec } from "./event-file.js";
 

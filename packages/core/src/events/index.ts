@@ -18,7 +18,6 @@ export {
   parseEventFile,
   validateEvent,
   validEventId,
-  validZone,
 } from "./event-file.js";
 export { RUNS_FILE, type RunRecord } from "./event-runs.js";
 export { localTime, nextRun } from "./event-schedule.js";

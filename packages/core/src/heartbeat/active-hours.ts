@@ -1,4 +1,4 @@
-import { minuteOfDay } from "./local-time.js";
+import { minuteOfDay } from "../time/local-time.js";
 
 /**
  * GUPPY_HEARTBEAT_HOURS parsed: the local minutes a window starts at (inclusive) and ends at

@@ -220,7 +220,7 @@ function backfill(host: ActorHost, actor: ActorState, item: QueuedPrompt): void 
   if (entries.length > 0) {
     // The runner holds the context in memory: drop it (idle, saved), append, reload.
     actor.runner = undefined;
-    host.store.appendContext(threadId, [backfillMessage(entries)]);
+    host.store.appendContext(threadId, [backfillMessage(entries, host.timezone)]);
     host.emit({ type: "backfilled", threadId, count: entries.length });
     host.logger.info(`Backfilled ${entries.length} message(s) into ${threadId}`);
   }
@@ -293,6 +293,7 @@ function reportInterrupted(
           isBot: false,
         },
         notice,
+        host.timezone,
       ),
     ]);
   } catch (error) {

@@ -23,6 +23,8 @@ export interface ActorHost {
   readonly queueDepth: number;
   readonly idleTimeoutMs: number;
   readonly contextWindow: number | undefined;
+  /** The zone backfilled messages' times are told in (GUPPY_TIMEZONE, else the system's). */
+  readonly timezone: string | undefined;
   readonly counts: Pick<
     OrchestratorCounters,
     "accepted" | "busy" | "runs" | "replayed" | "reported"

@@ -4,6 +4,7 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { overwriteInPlace } from "../fs/write.js";
 import type { Store } from "../store/create-store.js";
 import { LOG_CURSOR_FILE, type LogEntry } from "../store/thread-layout.js";
+import { timeStamp } from "../time/local-time.js";
 
 /**
  * Backfill (seed 002 "Backfill / Sync"): messages a channel logged to the thread's log.jsonl
@@ -50,16 +51,30 @@ export function writeCursor(store: Store, threadId: string, cursor: SavedCursor)
   overwriteInPlace(join(store.threadDir(threadId), LOG_CURSOR_FILE), `${line.padStart(31, " ")}\n`);
 }
 
-const logLine = (e: LogEntry) =>
+/**
+ * An entry as a line of the message: after the local time it was logged at, in the form a live
+ * prompt's stamp has (`[Fri 2026-11-27 09:14 Europe/Berlin]`), so the model reads the times of
+ * backfilled and live messages alike and "an hour ago" means the same in both.
+ */
+const logLine = (e: LogEntry, timeZone: string | undefined) =>
   e.sentFrom !== undefined
-    ? `[${e.date}] I (guppy) sent this here from thread ${e.sentFrom}: ${e.text}`
-    : `[${e.date}] ${e.userName || e.userId}: ${e.text}`;
+    ? `${loggedAt(e.date, timeZone)} I (guppy) sent this here from thread ${e.sentFrom}: ${e.text}`
+    : `${loggedAt(e.date, timeZone)} ${e.userName || e.userId}: ${e.text}`;
 
-/** The backfilled entries as one user message, oldest first. */
-export function backfillMessage(entries: readonly LogEntry[]): AgentMessage {
+/** The stamp of a log entry's `date`; a date that is no time (a hand-edited log) as written. */
+function loggedAt(date: string, timeZone: string | undefined): string {
+  const at = new Date(date);
+  return Number.isNaN(at.getTime()) ? `[${date}]` : timeStamp(at, timeZone);
+}
+
+/**
+ * The backfilled entries as one user message, oldest first, each line stamped with its logged
+ * time in `timeZone` (GUPPY_TIMEZONE; absent: the system's).
+ */
+export function backfillMessage(entries: readonly LogEntry[], timeZone?: string): AgentMessage {
   return {
     role: "user",
-    content: `Messages posted in this thread while I was not running (for context; not addressed to me unless they say so):\n${entries.map(logLine).join("\n")}`,
+    content: `Messages posted in this thread while I was not running (for context; not addressed to me unless they say so):\n${entries.map((e) => logLine(e, timeZone)).join("\n")}`,
     timestamp: Date.now(),
   };
 }
@@ -69,10 +84,14 @@ export function backfillMessage(entries: readonly LogEntry[]): AgentMessage {
  * notice the thread got instead of an answer, as one user message in the same form: the killed
  * run may have saved none of it to the context, and the agent's next run should know.
  */
-export function interruptedRunMessage(prompt: LogEntry, notice: LogEntry): AgentMessage {
+export function interruptedRunMessage(
+  prompt: LogEntry,
+  notice: LogEntry,
+  timeZone?: string,
+): AgentMessage {
   return {
     role: "user",
-    content: `A message of this thread whose run was interrupted when guppy stopped, and what the thread was told instead of an answer (for context):\n${logLine(prompt)}\n${logLine(notice)}`,
+    content: `A message of this thread whose run was interrupted when guppy stopped, and what the thread was told instead of an answer (for context):\n${logLine(prompt, timeZone)}\n${logLine(notice, timeZone)}`,
     timestamp: Date.now(),
   };
 }

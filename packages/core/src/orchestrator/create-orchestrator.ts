@@ -62,6 +62,11 @@ export interface OrchestratorOptions {
   subagents?(threadId: string): SubagentInfo[] | undefined;
   /** A thread's scheduled events (the event bus's): every `status()` carries them. */
   threadEvents?(threadId: string): ThreadEventInfo[];
+  /**
+   * GUPPY_TIMEZONE (else the system's): a message backfilled into a context carries the local
+   * time it was logged at, as a live prompt carries its own.
+   */
+  timezone?: string;
 }
 
 /** Why `reset` or `compact` refused: another process runs the thread (`heldElsewhere`). */
@@ -305,6 +310,7 @@ function createHost(
     queueDepth: options.queueDepth,
     idleTimeoutMs: options.idleTimeoutMs,
     contextWindow: options.contextWindow,
+    timezone: options.timezone,
     counts: { accepted: 0, busy: 0, runs: 0, replayed: 0, reported: 0 },
     started: false,
     stopping: false,

@@ -3,7 +3,6 @@ import { join } from "node:path";
 import type { AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import { secretEnvNames } from "../config/settings-schema.js";
-import { timeStamp } from "../heartbeat/local-time.js";
 import type { Logger } from "../logging/logger.js";
 import { configuredSecrets, createRedactor, type Redactor } from "../logging/redact.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
@@ -19,6 +18,7 @@ import {
 import { sandboxPathPolicy } from "../sandbox/thread-view.js";
 import type { Store } from "../store/create-store.js";
 import { ATTACHMENTS_DIR, parseThreadId } from "../store/thread-layout.js";
+import { timeStamp } from "../time/local-time.js";
 import { createRoleTools, type ServiceTools } from "../tools/create-tools.js";
 import { createReadUrlTool } from "../tools/read-url-tool.js";
 import type { ToolContext } from "../tools/tool-context.js";

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { integerValue } from "../../src/config/setting-parsers.js";
+import { integerValue, knownTimeZone, timezoneValue } from "../../src/config/setting-parsers.js";
+import { validateEvent } from "../../src/events/event-file.js";
 
 describe("integerValue", () => {
   const port = integerValue(0, 65_535);
@@ -31,5 +32,29 @@ describe("integerValue", () => {
     expect(port(8080)).toEqual({ ok: true, value: 8080 });
     expect(port(80.5).ok).toBe(false);
     expect(port(true).ok).toBe(false);
+  });
+});
+
+describe("time zones: GUPPY_TIMEZONE and an event file's timezone", () => {
+  it.each(["Europe/Berlin", "UTC", "America/New_York", "Mars/Olympus", "Europe/Berlinn", ""])(
+    "%j is accepted by both or by neither (one check)",
+    (zone) => {
+      const setting = timezoneValue(zone).ok;
+      const event = validateEvent("e", {
+        type: "immediate",
+        text: "a",
+        threadId: "telegram:42:default",
+        timezone: zone,
+      });
+      expect(knownTimeZone(zone)).toBe(setting);
+      expect(event.ok).toBe(setting);
+    },
+  );
+
+  it("knows the IANA zones and refuses the rest", () => {
+    expect(knownTimeZone("Asia/Tokyo")).toBe(true);
+    expect(knownTimeZone("Mars/Olympus")).toBe(false);
+    expect(knownTimeZone("  ")).toBe(false);
+    expect(timezoneValue(" Asia/Tokyo ")).toEqual({ ok: true, value: "Asia/Tokyo" });
   });
 });

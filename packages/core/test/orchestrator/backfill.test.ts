@@ -33,4 +33,38 @@ describe("orchestrator's backfill", () => {
     await until(() => t.finals().length === 2);
     expect(h.store.loadContext(id).filter((m) => m.role === "user")).toHaveLength(3);
   });
+
+  it("stamps each backfilled message with the local time it was logged at, in GUPPY_TIMEZONE", async () => {
+    const o = await h.started({ timezone: "Asia/Tokyo" });
+    const t = recordingHandle("test:c:stamped");
+    const id = t.handle.threadId;
+    const entry = (messageId: string, date: string, text: string, extra = {}) => ({
+      date,
+      messageId,
+      userId: "u1",
+      userName: "alice",
+      text,
+      isBot: false,
+      ...extra,
+    });
+    h.store.appendLog(id, entry("m1", "2026-11-27T15:05:00.000Z", "see you at midnight"));
+    h.store.appendLog(
+      id,
+      entry("m2", "2026-11-26T23:59:00.000Z", "sent from elsewhere", {
+        isBot: true,
+        userId: "guppy",
+        sentFrom: "test:c:other",
+      }),
+    );
+    h.store.appendLog(id, entry("m3", "not a date", "hand-edited"));
+    o.send(id, { type: "prompt", text: "what now?", messageId: "m4", thread: t.handle });
+    await until(() => t.finals().length === 1);
+    const synced = String(h.store.loadContext(id).find((m) => m.role === "user")?.content);
+    const lines = synced.split("\n").slice(1);
+    expect(lines).toEqual([
+      "[Sat 2026-11-28 00:05 Asia/Tokyo] alice: see you at midnight",
+      "[Fri 2026-11-27 08:59 Asia/Tokyo] I (guppy) sent this here from thread test:c:other: sent from elsewhere",
+      "[not a date] alice: hand-edited",
+    ]);
+  });
 });

@@ -186,6 +186,8 @@ function toRunnerEvent(
         text: s("text"),
         stopReason: (s("stop_reason") || "error") as RunStopReason,
         ...(typeof data.error === "string" ? { errorMessage: data.error } : {}),
+        // Posted already by the run's send_message (shown as its `message`): shown once.
+        ...(data.delivered === true ? { delivered: true as const } : {}),
       };
     default:
       return undefined;

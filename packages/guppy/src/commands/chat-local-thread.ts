@@ -78,6 +78,7 @@ export function createLocalThread(
     contextWindow: resolved.model.contextWindow,
     sandbox: describeSandbox(sandboxConfig),
     logger,
+    timezone: config.timezone,
     // The chat holds the session's chat.lock already, and lets go of it after `close`.
     inbox: { file: journal, lock: () => () => {} },
     // No event bus runs in a chat (the gateway's fires them): the thread's event files as they are.

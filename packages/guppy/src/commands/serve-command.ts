@@ -107,6 +107,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     contextWindow: resolved.model.contextWindow,
     sandbox: describeSandbox(sandboxConfig),
     logger,
+    timezone: config.timezone,
     // A `guppy chat` that had its session open before this start runs that thread (409 here).
     heldElsewhere: (threadId) => heldByChat(store, threadId),
     threadEvents: (threadId) =>

@@ -5,7 +5,13 @@ import type { ThreadClientEvent } from "./thread-client.js";
 
 /**
  * Shows a thread's events in the terminal: streamed text, a spinner while waiting, dim tool
- * lines, guppy's notices.
+ * lines, guppy's notices, messages guppy posted to the thread (send_message).
+ *
+ * A run may post its answer with send_message and end with the same text; a channel then posts
+ * it once (`run_end.delivered`), and so does the terminal. The answer streams before its end
+ * says so: text that so far repeats the message the run just showed is held back, shown as soon
+ * as it differs (or at a tool call, or an end that did not deliver it), dropped at an end that
+ * did.
  */
 export function createChatRenderer(deps: {
   out: NodeJS.WritableStream;
@@ -23,28 +29,54 @@ export function createChatRenderer(deps: {
     atLineStart = text.endsWith("\n");
   };
   const line = (text: string) => {
+    flush();
     if (!atLineStart) write("\n");
     write(`${text}\n`);
+  };
+  /** The text of the run's latest message to this thread, while its answer may repeat it. */
+  let shown: string | undefined;
+  /** Streamed text held back: so far, a beginning of `shown`. */
+  let held = "";
+  const flush = () => {
+    const text = held;
+    held = "";
+    write(text);
   };
 
   return (event) => {
     switch (event.type) {
+      case "run_start":
+        // A message shown before this run (another thread's, while idle) is not its answer.
+        shown = undefined;
+        break;
       case "thinking_start":
         spinner.start("thinking…");
         break;
       case "thinking_end":
         spinner.stop();
         break;
-      case "text_delta":
+      case "text_delta": {
         spinner.stop();
         // What the model or a tool wrote reaches the terminal as text, never as control
         // sequences (a file a tool read could clear the screen or set the window's title).
-        write(terminalSafeText(event.delta));
+        const text = terminalSafeText(event.delta);
+        if (shown === undefined) write(text);
+        else {
+          held += text;
+          if (!shown.startsWith(held.trim())) {
+            // Not the message again: shown now, and the rest of the answer streams as it comes.
+            shown = undefined;
+            flush();
+          }
+        }
         break;
+      }
       case "tool_call":
         spinner.stop();
         line(
-          styles.dim(terminalSafe(`  ▸ ${event.name} ${summarizeArgs(event.name, event.args)}`)),
+          styles.dim(
+            terminalSafe(`  ▸ ${event.name} ${summarizeArgs(event.name, event.args)}`.trimEnd()),
+          ),
         );
         spinner.start(`running ${event.name}…`);
         break;
@@ -80,12 +112,19 @@ export function createChatRenderer(deps: {
         spinner.stop();
         line(styles.dim(terminalSafeText(event.text)));
         break;
-      case "message":
+      case "message": {
         spinner.stop();
-        line(terminalSafeText(event.text));
+        const text = terminalSafeText(event.text);
+        line(text);
+        shown = text.trim();
         break;
+      }
       case "run_end":
         spinner.stop();
+        // Posted already by the run's send_message, and shown then: not a second time.
+        if (event.delivered) held = "";
+        flush();
+        shown = undefined;
         if (event.stopReason === "aborted") line(styles.dim("(stopped)"));
         else if (!atLineStart) write("\n");
         break;
@@ -98,9 +137,21 @@ export function createChatRenderer(deps: {
 export function summarizeArgs(tool: string, args: unknown): string {
   if (args === null || typeof args !== "object") return "";
   const a = args as Record<string, unknown>;
+  if (tool === "send_message") return messageTarget(a);
   const pick = tool === "bash" ? a.command : (a.path ?? a.query ?? a.url);
   const text = typeof pick === "string" ? pick : JSON.stringify(args);
   return firstLine(text, 100);
+}
+
+/**
+ * Where a send_message goes: its text to this conversation is shown as the message itself (the
+ * `message` event), so the tool line does not say it a second time; elsewhere, the target and
+ * the text's first line, as nothing else here shows it.
+ */
+function messageTarget(a: Record<string, unknown>): string {
+  const target = typeof a.channel === "string" ? a.channel : a.to;
+  if (typeof target !== "string" || target.trim() === "") return "";
+  return firstLine(`→ ${target}: ${typeof a.text === "string" ? a.text : ""}`, 100);
 }
 
 function firstLine(text: string, max = 120): string {

@@ -3,9 +3,10 @@ import type { RunnerEvent } from "@guppy/core";
 import { describe, expect, it } from "vitest";
 import { createStyles } from "../../src/terminal/ansi.js";
 import { createChatRenderer } from "../../src/terminal/chat-renderer.js";
+import type { ThreadClientEvent } from "../../src/terminal/thread-client.js";
 
 /** The renderer writing to a buffer, without colours or a spinner. */
-function render(events: RunnerEvent[]): string {
+function render(events: ThreadClientEvent[]): string {
   const out = new PassThrough();
   let text = "";
   out.on("data", (chunk: Buffer) => {
@@ -33,5 +34,58 @@ describe("the chat renderer", () => {
     expect(text).toContain("from windows\nsecond line\n");
     expect(text).toContain("  ▸ bash cat notes\\x1b[2J");
     expect(text).toContain("    ✓ \\x1b[2J\\x1b[H\\x1b]0;PWNED\\x07\\rFAKE: all tests passed");
+  });
+
+  const sent = (text: string, extra: Record<string, unknown> = {}): ThreadClientEvent[] => [
+    { type: "tool_call", toolCallId: "s1", name: "send_message", args: { text, ...extra } },
+    { type: "message", text },
+    { type: "tool_result", toolCallId: "s1", name: "send_message", text: "Sent.", isError: false },
+  ];
+  const end = (text: string, delivered: boolean): ThreadClientEvent => ({
+    type: "run_end",
+    text,
+    stopReason: "stop",
+    ...(delivered ? { delivered: true as const } : {}),
+  });
+  const count = (text: string, part: string) => text.split(part).length - 1;
+
+  it("shows an answer the run posted with send_message once, where the answer streams it again", () => {
+    const text = render([
+      ...sent("Half way there"),
+      { type: "text_delta", delta: "Half way" },
+      { type: "text_delta", delta: " there" },
+      end("Half way there", true),
+    ]);
+    expect(count(text, "Half way there")).toBe(1);
+    expect(text).toContain("  ▸ send_message\n");
+  });
+
+  it("shows an answer that only begins like the message whole, and one the end did not deliver", () => {
+    const longer = render([
+      ...sent("Half way there"),
+      { type: "text_delta", delta: "Half way" },
+      { type: "text_delta", delta: " there, and done." },
+      end("Half way there, and done.", false),
+    ]);
+    expect(longer).toContain("Half way there, and done.\n");
+    const shorter = render([
+      ...sent("Half way there"),
+      { type: "text_delta", delta: "Half way" },
+      end("Half way", false),
+    ]);
+    expect(shorter.endsWith("Half way\n")).toBe(true);
+    expect(count(shorter, "Half way")).toBe(2);
+  });
+
+  it("names another thread a message went to, with its text (not shown otherwise here)", () => {
+    const text = render([
+      {
+        type: "tool_call",
+        toolCallId: "s1",
+        name: "send_message",
+        args: { to: "http:api:other", text: "hello there" },
+      },
+    ]);
+    expect(text).toContain("  ▸ send_message → http:api:other: hello there");
   });
 });

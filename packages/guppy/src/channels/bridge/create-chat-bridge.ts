@@ -319,7 +319,12 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     threadHandle: (threadId) =>
       createChatThreadHandle(threadId, chat.thread(threadId), reply, logger),
     postToChannel: async (channelId, text) => {
-      const sent = await chat.channel(channelId).post({ markdown: text });
+      // The Chat SDK names a channel with its adapter ("telegram:1001"); an event file and
+      // send_message name it without (adapterId "telegram", channelId "1001").
+      const id = channelId.startsWith(`${adapterName}:`)
+        ? channelId
+        : `${adapterName}:${channelId}`;
+      const sent = await chat.channel(id).post({ markdown: text });
       return sent.threadId;
     },
   };
