@@ -30,16 +30,16 @@ describe("the tools setting", () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.split("\n").filter((line) => /^tools \S+ (owner|guest): /.test(line));
     expect(lines).toEqual([
-      "tools cli owner: bash, read, write, edit, schedule, send_message, spawn, subagent",
-      "tools cli guest: read",
-      "tools http owner: bash, read, write, edit, upload, schedule, send_message, spawn, subagent",
-      "tools http guest: read",
-      "tools telegram owner: read, write, edit, upload, schedule, send_message, spawn, subagent",
+      "tools cli owner: bash, read, write, edit, web_search, read_url, search_channel, schedule, send_message, spawn, subagent",
+      "tools cli guest: read, search_channel",
+      "tools http owner: bash, read, write, edit, upload, web_search, read_url, search_channel, schedule, send_message, spawn, subagent",
+      "tools http guest: read, search_channel",
+      "tools telegram owner: read, write, edit, upload, web_search, read_url, search_channel, schedule, send_message, spawn, subagent",
       "tools telegram guest: read",
-      "tools slack owner: bash, read, write, edit, upload, schedule, send_message, spawn, subagent",
-      "tools slack guest: read",
-      "tools discord owner: bash, read, write, edit, upload, schedule, send_message, spawn, subagent",
-      "tools discord guest: read",
+      "tools slack owner: bash, read, write, edit, upload, web_search, read_url, search_channel, schedule, send_message, spawn, subagent",
+      "tools slack guest: read, search_channel",
+      "tools discord owner: bash, read, write, edit, upload, web_search, read_url, search_channel, schedule, send_message, spawn, subagent",
+      "tools discord guest: read, search_channel",
     ]);
     // The setting's own row: no variable, the value as JSON, from settings.json.
     expect(r.stdout).toMatch(
@@ -50,7 +50,7 @@ describe("the tools setting", () => {
   it.each([
     [
       { telegram: { guest: { allow: ["bsh"] } } },
-      'tools.telegram.guest.allow: unknown tool "bsh" — did you mean "bash"? (tools: bash, read, write, edit, upload, schedule, send_message, spawn, subagent)',
+      'tools.telegram.guest.allow: unknown tool "bsh" — did you mean "bash"? (tools: bash, read, write, edit, upload, web_search, read_url, search_channel, schedule, send_message, spawn, subagent)',
     ],
     [
       { telegarm: { guest: { allow: ["read"] } } },
@@ -86,18 +86,26 @@ describe("the tools setting", () => {
     };
     settings({});
     // guppy chat wires the messaging, subagent and event services (`schedule` writes event files
-    // a gateway fires).
+    // a gateway fires) and the history search (`search_channel`: the terminal's logs).
     expect(await offered()).toEqual([
       "bash",
       "read",
       "write",
       "edit",
+      "search_channel",
       "schedule",
       "send_message",
       "spawn",
       "subagent",
     ]);
     settings({ cli: { owner: { deny: ["bash", "edit", "spawn"] } } });
-    expect(await offered()).toEqual(["read", "write", "schedule", "send_message", "subagent"]);
+    expect(await offered()).toEqual([
+      "read",
+      "write",
+      "search_channel",
+      "schedule",
+      "send_message",
+      "subagent",
+    ]);
   });
 });
