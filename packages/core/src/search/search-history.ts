@@ -40,7 +40,8 @@ export const PLATFORM_SCAN_LIMIT = 1000;
 export async function searchHistory(options: SearchHistoryOptions): Promise<SearchHistoryResult> {
   const { query, limit, signal } = options;
   const logs = await threadLogs(options.home, options.threadId, options.scope);
-  const logHits = await searchLogs(logs, query, limit, signal);
+  const found = await searchLogs(logs, query, limit, { current: options.threadId, signal });
+  const logHits = found.hits;
   if (!options.platformHistory) return { hits: logHits, threads: logs.length };
   const logged = new Set(logs.map((log) => log.threadId));
   const platform = await searchPlatform(
@@ -53,7 +54,9 @@ export async function searchHistory(options: SearchHistoryOptions): Promise<Sear
     (message) => message.isMe && logged.has(message.threadId),
     signal,
   );
+  // The prompt under way, left out of the log's hits, is left out of the platform's too.
   const seen = new Set(logHits.flatMap((hit) => (hit.messageId ? [hit.messageId] : [])));
+  if (found.skipped) seen.add(found.skipped);
   const fresh = platform.hits.filter((hit) => !hit.messageId || !seen.has(hit.messageId));
   return {
     hits: newestFirst([...logHits, ...fresh]).slice(0, limit),

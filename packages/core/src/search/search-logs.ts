@@ -65,39 +65,57 @@ export async function threadLogs(
     .sort((a, b) => b.modified - a.modified);
 }
 
+/** What `searchLogs` found. */
+export interface LogSearch {
+  /** The newest `limit` matches, newest first. */
+  hits: SearchHit[];
+  /** The message id of the line left out as the prompt under way (see `current`), if any. */
+  skipped?: string;
+}
+
 /**
  * The newest `limit` messages of `logs` that match `query`, newest first. A file is read only
  * while it may still hold a match newer than the `limit`th found so far. Unreadable lines (a torn
- * write) are passed over.
+ * write) are passed over. The newest line from a person in thread `current` is left out: it is
+ * the prompt being answered (logged as its run starts), which the model has before it — a search
+ * for words of the question would otherwise find the question first.
  */
 export async function searchLogs(
   logs: readonly ThreadLog[],
   query: SearchQuery,
   limit: number,
-  signal?: AbortSignal,
-): Promise<SearchHit[]> {
+  options: { current?: string; signal?: AbortSignal } = {},
+): Promise<LogSearch> {
   let hits: SearchHit[] = [];
+  let skipped: string | undefined;
   const cutoff = () => (hits.length < limit ? -Infinity : (hits[limit - 1]?.time ?? -Infinity));
   // A log's lines are dated when written, a moment before the file's time: a second's slack.
   const SLACK_MS = 1000;
   for (const log of logs) {
+    // Sorted newest file first: once a file is older than the `limit`th hit, so are the rest.
     if (log.modified + SLACK_MS < cutoff()) break;
+    let skipPrompt = log.threadId === options.current;
     let found = 0;
     for await (const line of readLinesBackward(log.path)) {
-      if (signal?.aborted) return hits;
+      if (options.signal?.aborted) break;
       const entry = parseEntry(line);
       if (!entry) continue;
+      if (skipPrompt && !entry.isBot) {
+        skipPrompt = false;
+        skipped = entry.messageId;
+        continue;
+      }
       const time = Date.parse(entry.date);
       if (Number.isNaN(time)) continue;
       if (time < cutoff()) break;
-      const at = matchQuery(query, entry.text);
-      if (at === -1) continue;
+      if (matchQuery(query, entry.text) === -1) continue;
       hits.push(hitOf(entry, time, log.threadId));
       if (++found >= limit) break;
     }
     hits = newestFirst(hits).slice(0, limit);
+    if (options.signal?.aborted) break;
   }
-  return hits;
+  return { hits, ...(skipped ? { skipped } : {}) };
 }
 
 function hitOf(entry: LogEntry, time: number, threadId: string): SearchHit {
