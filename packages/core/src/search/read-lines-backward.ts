@@ -3,7 +3,7 @@ import { open } from "node:fs/promises";
 // A log can be large (a busy channel's years): a search reads it from its end, a chunk at a time,
 // and stops as soon as it has enough, so the newest lines cost the same however long the file.
 
-const CHUNK = 64 * 1024;
+const CHUNK = 256 * 1024;
 
 /**
  * The lines of the file at `path`, last first (without their newlines; empty lines skipped). The

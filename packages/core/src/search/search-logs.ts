@@ -14,7 +14,7 @@ import {
   threadIdOfDir,
 } from "../store/thread-layout.js";
 import { readLinesBackward } from "./read-lines-backward.js";
-import { matchQuery, type SearchQuery } from "./search-query.js";
+import { matchQuery, rawLineFilter, type SearchQuery } from "./search-query.js";
 import type { SearchHit, SearchScope } from "./types.js";
 
 // guppy's own record of what was said: each thread's log.jsonl (people's messages and guppy's
@@ -91,6 +91,7 @@ export async function searchLogs(
   const cutoff = () => (hits.length < limit ? -Infinity : (hits[limit - 1]?.time ?? -Infinity));
   // A log's lines are dated when written, a moment before the file's time: a second's slack.
   const SLACK_MS = 1000;
+  const mayMatch = rawLineFilter(query);
   for (const log of logs) {
     // Sorted newest file first: once a file is older than the `limit`th hit, so are the rest.
     if (log.modified + SLACK_MS < cutoff()) break;
@@ -98,6 +99,8 @@ export async function searchLogs(
     let found = 0;
     for await (const line of readLinesBackward(log.path)) {
       if (options.signal?.aborted) break;
+      // Most lines do not match: those are not parsed, but for the prompt still to be found.
+      if (!skipPrompt && !mayMatch(line)) continue;
       const entry = parseEntry(line);
       if (!entry) continue;
       if (skipPrompt && !entry.isBot) {

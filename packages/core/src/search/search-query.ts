@@ -62,3 +62,20 @@ export function excerptAround(text: string, at: number, width = 160): string {
 function collapse(text: string): string {
   return text.replace(/\s+/g, " ").trim();
 }
+
+/**
+ * A cheap first test of a raw log line (its JSON text) before it is parsed: false only when the
+ * line cannot hold a match — a word of a term is missing from it. Words JSON would escape
+ * (quotes, backslashes, control characters) are not tested here.
+ */
+export function rawLineFilter(query: SearchQuery): (line: string) => boolean {
+  const words = query.terms
+    .flatMap((term) => term.split(" "))
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: what JSON escapes
+    .filter((word) => word !== "" && !/["\\\u0000-\u001f]/.test(word));
+  if (words.length === 0) return () => true;
+  return (line) => {
+    const lower = line.toLowerCase();
+    return words.every((word) => lower.includes(word));
+  };
+}

@@ -105,6 +105,17 @@ describe("search_channel over a channel's logs", () => {
     expect(none.details).toEqual({ scope: "channel", count: 0 });
   });
 
+  it("finds words JSON escapes in the log and phrases across line breaks", async () => {
+    const { home } = homeWith([
+      [A, "08:00", "alice", 'The file is at C:\\temp\\"report".txt'],
+      [A, "08:01", "bob", "we deploy\non friday"],
+    ]);
+    const path = await search(home, { query: 'c:\\temp\\"report' }, { threadId: B });
+    expect(heads(path.text).map((line) => line.split(" · ")[1])).toEqual(["alice"]);
+    const phrase = await search(home, { query: '"deploy on friday"' }, { threadId: B });
+    expect(heads(phrase.text).map((line) => line.split(" · ")[1])).toEqual(["bob"]);
+  });
+
   it("gives the newest matches first and no more than the limit", async () => {
     const { home } = homeWith(channelLines);
     const r = await search(home, { query: "e", limit: 3 });
