@@ -1,3 +1,4 @@
+import { canonicalThreadId } from "../store/thread-layout.js";
 import { newestFirst, searchLogs, threadLogs } from "./search-logs.js";
 import { matchQuery, type SearchQuery } from "./search-query.js";
 import type { PlatformHistory, PlatformMessage, SearchHit, SearchScope } from "./types.js";
@@ -84,12 +85,13 @@ async function searchPlatform(
           note: `the platform's history was searched back to its ${scanLimit} newest messages`,
         };
       }
-      if (skip(message) || matchQuery(query, message.text) === -1) continue;
+      const threadId = canonicalOrSame(message.threadId);
+      if (skip({ ...message, threadId }) || matchQuery(query, message.text) === -1) continue;
       hits.push({
         time: message.date.getTime(),
         author: message.author,
         text: message.text,
-        threadId: message.threadId,
+        threadId,
         messageId: message.id,
         source: "platform",
       });
@@ -100,6 +102,15 @@ async function searchPlatform(
     return { hits, note: `the platform's history could not be read (${oneLine(reason)})` };
   }
   return { hits };
+}
+
+/** `slack:D1:` as guppy spells it (`slack:D1:default`); an id guppy cannot parse as it is. */
+function canonicalOrSame(threadId: string): string {
+  try {
+    return canonicalThreadId(threadId);
+  } catch {
+    return threadId;
+  }
 }
 
 function oneLine(text: string): string {

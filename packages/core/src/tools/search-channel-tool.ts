@@ -5,7 +5,7 @@ import { localParts } from "../heartbeat/local-time.js";
 import { searchHistory } from "../search/search-history.js";
 import { excerptAround, matchQuery, parseSearchQuery } from "../search/search-query.js";
 import type { PlatformHistory, SearchHit, SearchScope } from "../search/types.js";
-import { subagentOf } from "../store/thread-layout.js";
+import { canonicalThreadId, subagentOf } from "../store/thread-layout.js";
 import type { Role } from "../types.js";
 import { untrustedContent } from "../web/untrusted-content.js";
 import { textResult } from "./tool-context.js";
@@ -60,7 +60,8 @@ export interface SearchChannelToolOptions {
 export function createSearchChannelTool(
   options: SearchChannelToolOptions,
 ): AgentTool<typeof parameters> {
-  const threadId = subagentOf(options.threadId)?.parentId ?? options.threadId;
+  const own = canonicalThreadId(options.threadId);
+  const threadId = subagentOf(own)?.parentId ?? own;
   const guest = options.role === "guest";
   return {
     name: "search_channel",

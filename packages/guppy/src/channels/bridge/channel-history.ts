@@ -28,12 +28,24 @@ async function* channelHistory(
   try {
     for await (const summary of channel.threads()) {
       if (signal?.aborted || sources.length > CHANNEL_THREADS) break;
-      sources.push(toPlatform(threadMessages(thread, summary.id), summary.id, signal));
+      sources.push(quiet(toPlatform(threadMessages(thread, summary.id), summary.id, signal)));
     }
   } catch {
     // The list of threads is extra: a platform that cannot give it still has its channel's list.
   }
   yield* mergeNewestFirst(sources);
+}
+
+/**
+ * A thread's messages, ending quietly where they cannot be read (the thread was deleted): the
+ * channel's own list, read with the same rights, reports a platform that refuses.
+ */
+async function* quiet(messages: AsyncIterable<PlatformMessage>): AsyncGenerator<PlatformMessage> {
+  try {
+    yield* messages;
+  } catch {
+    // Its messages so far were given.
+  }
 }
 
 /** The messages of the channel's thread `threadId`, newest first (as `Thread.messages` pages). */
