@@ -60,5 +60,9 @@ export {
 } from "./subagents/create-subagents.js";
 export { createCoreTools, type ServiceToolName, type ServiceTools } from "./tools/create-tools.js";
 export { createScheduleTool, type ScheduleToolOptions } from "./tools/schedule-tool.js";
+export {
+  createSearchChannelTool,
+  type SearchChannelToolOptions,
+} from "./tools/search-channel-tool.js";
 export type { ToolContext } from "./tools/tool-context.js";
 export type * from "./types.js";

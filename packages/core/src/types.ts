@@ -228,7 +228,42 @@ export interface ThreadHandle {
    * while a run goes on, a message from another thread's run). Absent: `notice` takes it.
    */
   post?(text: string): void | Promise<void>;
+  /**
+   * The chat platform's history of the thread and of its channel, newest first (`search_channel`
+   * searches it with guppy's logs); absent where the channel cannot list it (HTTP, the terminal).
+   */
+  history?: PlatformHistory;
 }
+
+// ---------------------------------------------------------------- a chat platform's history
+
+// Core never sees a chat SDK: the app hands a platform's messages over as PlatformMessage.
+
+/** How far a search reaches: the thread it runs in, or every thread of that thread's channel. */
+export type SearchScope = "thread" | "channel";
+
+/** One message of a chat platform's history, as the app hands it to the search. */
+export interface PlatformMessage {
+  /** The platform's message id: a log.jsonl line of a prompt has the same `messageId`. */
+  id: string;
+  /** The guppy thread id it belongs to (`slack:C123:1700000000.000100`). */
+  threadId: string;
+  date: Date;
+  /** Who wrote it, as people read it (a user name, else an id). */
+  author: string;
+  text: string;
+  /** Written by guppy itself: its own log has these words already. */
+  isMe: boolean;
+}
+
+/**
+ * A chat platform's history of a thread (`scope` thread) or of the thread's whole channel,
+ * newest first; pages are fetched only as the search reads on. Stops when `signal` aborts.
+ */
+export type PlatformHistory = (
+  scope: SearchScope,
+  signal?: AbortSignal,
+) => AsyncIterable<PlatformMessage>;
 
 /**
  * What a sender may have guppy do: an `owner` gets every tool the policy allows; a `guest` the

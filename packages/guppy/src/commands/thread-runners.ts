@@ -2,12 +2,14 @@ import {
   type AgentRunner,
   type ConcurrencyLimiter,
   createScheduleTool,
+  createSearchChannelTool,
   createSubagents,
   createThreadRunner,
   type GuppyConfig,
   type Logger,
   type Redactor,
   type ResolvedModel,
+  type Role,
   type ServiceTools,
   type Store,
   type Subagents,
@@ -43,6 +45,16 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
   // The tool only writes event files: a gateway on this home fires them.
   const schedule = (threadId: string) => () =>
     createScheduleTool({ home: config.home, threadId, timezone: config.timezone });
+  // The thread's (a child's: its parent's) logs, and its chat platform's messages where the
+  // channel's handle can list them (Slack, Discord); HTTP and the terminal have the logs only.
+  const searchChannel = (threadId: string) => (role: Role) =>
+    createSearchChannelTool({
+      home: config.home,
+      threadId,
+      role,
+      timezone: config.timezone,
+      platformHistory: () => options.threadHandle?.(threadId)?.history,
+    });
   const runner = (threadId: string, services: ServiceTools, workspaceThreadId?: string) =>
     createThreadRunner({
       threadId,
@@ -66,11 +78,19 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
     toolResultMaxChars: config.toolResultMaxChars,
     journalPath: options.subagentJournal,
     createRunner: (childId, parentId, childTools) =>
-      runner(childId, { ...childTools, schedule: schedule(parentId) }, parentId),
+      runner(
+        childId,
+        { ...childTools, schedule: schedule(parentId), search_channel: searchChannel(parentId) },
+        parentId,
+      ),
   });
   return {
     subagents,
     createRunner: (threadId) =>
-      runner(threadId, { ...subagents.tools(threadId), schedule: schedule(threadId) }),
+      runner(threadId, {
+        ...subagents.tools(threadId),
+        schedule: schedule(threadId),
+        search_channel: searchChannel(threadId),
+      }),
   };
 }

@@ -86,13 +86,14 @@ describe("the tools setting", () => {
     };
     settings({});
     // guppy chat wires the messaging, subagent and event services (`schedule` writes event files
-    // a gateway fires).
+    // a gateway fires) and the history search (`search_channel`: the terminal's logs).
     expect(await offered()).toEqual([
       "bash",
       "read",
       "write",
       "edit",
       "read_url",
+      "search_channel",
       "schedule",
       "send_message",
       "spawn",
@@ -103,6 +104,7 @@ describe("the tools setting", () => {
       "read",
       "write",
       "read_url",
+      "search_channel",
       "schedule",
       "send_message",
       "subagent",

@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { Logger, ThreadHandle } from "@guppy/core";
 import type { Thread } from "chat";
+import { chatThreadHistory } from "./channel-history.js";
 import { withRateLimitRetry } from "./rate-limit-retry.js";
 import { createReplyStream, type ReplyStreamOptions } from "./reply-stream.js";
 
@@ -70,6 +71,8 @@ export function createChatThreadHandle(
     },
     // A message from guppy outside the reply (send_message): posted as it is, split to fit.
     post: (text) => postSplit(thread, text, reply),
+    // What `search_channel` reads beside guppy's logs: the thread's and its channel's messages.
+    history: chatThreadHistory(thread),
     uploadFile: async (path, comment) => {
       const data = await readFile(path);
       await withRateLimitRetry(() =>
