@@ -1,7 +1,7 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { StringEnum } from "@mariozechner/pi-ai";
 import { type Static, Type } from "typebox";
-import { localParts } from "../heartbeat/local-time.js";
+import { localParts } from "../time/local-time.js";
 import { searchHistory } from "../search/search-history.js";
 import { excerptAround, matchQuery, parseSearchQuery } from "../search/search-query.js";
 import type { PlatformHistory, SearchHit, SearchScope } from "../search/types.js";
