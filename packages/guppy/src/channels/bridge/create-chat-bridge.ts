@@ -25,6 +25,7 @@ import {
   type ReplySettings,
 } from "./chat-thread-handle.js";
 import { planAttachmentDownloads } from "./download-attachments.js";
+import type { ThreadFollows } from "./thread-follows.js";
 
 export interface ChatBridgeOptions {
   /** The adapter name: the `adapter` part of thread ids and the access channel name. */
@@ -43,6 +44,12 @@ export interface ChatBridgeOptions {
    * is told it will be answered then, rather than "Not accepted".
    */
   refusedAtShutdown?: (message: Message) => boolean;
+  /**
+   * The threads guppy follows (Slack, Discord; the Chat SDK state adapter's subscriptions): a
+   * group thread whose prompt was accepted is followed, so later messages there reach guppy
+   * without a mention until `/new` or a quiet period. Absent: no thread is followed (Telegram).
+   */
+  follows?: ThreadFollows;
 }
 
 /** What a channel needs from the bridge after wiring. */
@@ -116,6 +123,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     name: Extract<ParsedCommand, { kind: "command" }>,
     messageId: string | undefined,
     chat: "private" | "group",
+    /** The chat thread the command came from (its follow ends at `/new`). */
+    platformThreadId: string = threadId,
   ): void => {
     if (name.command === "start" && name.args) {
       const decision = access.redeemInvite(adapterName, user, name.args);
@@ -132,6 +141,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     if (name.command === "start") say(where, `Hi! Send me a message to start.\n\n${helpText()}`);
     else if (name.command === "help") say(where, helpText());
     else {
+      // A fresh conversation: the thread is no longer followed (its next mention follows it again).
+      if (name.command === "new") unfollow(platformThreadId);
       say(
         where,
         runThreadCommand(orchestrator, threadId, name.command, name.args, {
@@ -181,6 +192,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     });
     if (result.status === "queued") {
       begin();
+      if (!thread.isDM) follow(thread);
       awaitingAnswer.add(handle);
       void handle.ended.then(() => {
         awaitingAnswer.delete(handle);
@@ -199,6 +211,35 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     } else if (result.status === "refused" || result.status === "dropped") {
       say(thread, `Not accepted: ${result.reason}`);
     }
+  };
+
+  /** Follows a group thread whose prompt was accepted (once; on a platform that follows threads). */
+  const follow = (thread: Thread): void => {
+    const { follows } = options;
+    if (!follows || follows.isFollowed(thread.id)) return;
+    track(
+      thread.subscribe().then(
+        () => logger.info("channel: following a thread", { threadId: thread.id }),
+        (error: unknown) =>
+          logger.warn("channel: could not follow a thread", {
+            threadId: thread.id,
+            error: String(error),
+          }),
+      ),
+    );
+  };
+  const unfollow = (platformThreadId: string): void => {
+    const { follows } = options;
+    if (!follows?.isFollowed(platformThreadId)) return;
+    track(
+      chat
+        .thread(platformThreadId)
+        .unsubscribe()
+        .then(
+          () => logger.info("channel: stopped following a thread", { threadId: platformThreadId }),
+          () => {},
+        ),
+    );
   };
 
   /**
@@ -260,7 +301,14 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
 
   chat.onDirectMessage((thread, message) => guard(() => onMessage(thread, message, true)));
   chat.onNewMention((thread, message) => guard(() => onMessage(thread, message, true)));
-  chat.onSubscribedMessage((thread, message) => guard(() => onMessage(thread, message, true)));
+  // A followed thread (see `follow`): every message there is for guppy; each starts its quiet
+  // period (GUPPY_THREAD_FOLLOW_HOURS) again.
+  chat.onSubscribedMessage((thread, message) =>
+    guard(() => {
+      options.follows?.touch(thread.id);
+      return onMessage(thread, message, true);
+    }),
+  );
   chat.onNewMessage(/[\s\S]*/, (thread, message) =>
     guard(() =>
       onMessage(
@@ -294,14 +342,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       const user = { id: event.user.userId, ...(name ? { name } : {}) };
       const chatKind = event.adapter.isDM?.(event.channel.id) ? "private" : "group";
       if (parsed?.kind === "command") {
-        command(
-          event.channel,
-          lastThreadInChannel.get(event.channel.id) ?? event.channel.id,
-          user,
-          parsed,
-          undefined,
-          chatKind,
-        );
+        const threadId = lastThreadInChannel.get(event.channel.id) ?? event.channel.id;
+        command(event.channel, threadId, user, parsed, undefined, chatKind, threadId);
         return;
       }
       // A platform command registered for the app that is not guppy's (Slack, Discord): said so.
