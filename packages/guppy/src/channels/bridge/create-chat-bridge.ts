@@ -25,6 +25,7 @@ import {
   type ReplySettings,
 } from "./chat-thread-handle.js";
 import { planAttachmentDownloads } from "./download-attachments.js";
+import { createGroupHistory } from "./group-history.js";
 import type { ThreadFollows } from "./thread-follows.js";
 
 export interface ChatBridgeOptions {
@@ -50,6 +51,14 @@ export interface ChatBridgeOptions {
    * without a mention until `/new` or a quiet period. Absent: no thread is followed (Telegram).
    */
   follows?: ThreadFollows;
+  /** GUPPY_GROUP_BACKFILL_MESSAGES: the most platform history fetched for a group thread. */
+  backfillMessages?: number;
+  /**
+   * Whether the platform lists a thread's messages (Slack, Discord): a group thread's first
+   * prompt in this process logs what the log lacks of them (said before guppy joined or while it
+   * was down).
+   */
+  listsHistory?: boolean;
 }
 
 /** What a channel needs from the bridge after wiring. */
@@ -78,6 +87,14 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   /** Handles of accepted prompts whose run has not ended: their answers are still to come. */
   const awaitingAnswer = new Set<ChatThreadHandle>();
   const posts = createThreadPosts();
+  const groups = createGroupHistory({
+    adapterName,
+    store: options.store,
+    access,
+    logger,
+    limit: options.backfillMessages ?? 50,
+    listsHistory: options.listsHistory ?? false,
+  });
   /**
    * A platform slash command names a channel, not a thread (Slack: `slack:C123`, while its threads
    * are `slack:C123:<ts>`): it applies to the thread that last got a prompt in that channel.
@@ -251,7 +268,11 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   const onMessage = async (thread: Thread, message: Message, addressed: boolean) =>
     handleMessage(thread, message, addressed);
 
-  const handleMessage = (thread: Thread, message: Message, addressed: boolean): void => {
+  const handleMessage = async (
+    thread: Thread,
+    message: Message,
+    addressed: boolean,
+  ): Promise<void> => {
     if (message.author.isMe || message.author.isBot === true) return;
     if (message.metadata.edited) {
       // Telegram hands an edit of an earlier message over like a new one: not a new prompt.
@@ -274,6 +295,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     }
     if (!addressed && !parsed) {
       access.logRefusal(adapterName, user, "group-not-addressed", thread.id);
+      // Not run, but seen: the next run is given it (when its sender may be context).
+      groups.seen(thread.id, message, user);
       return;
     }
     const chat = thread.isDM ? "private" : "group";
@@ -286,6 +309,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       if (decision.reply) say(thread, decision.reply);
       return;
     }
+    if (!thread.isDM) await groups.catchUp(thread, message);
     prompt(thread, message, user, decision.role);
   };
 

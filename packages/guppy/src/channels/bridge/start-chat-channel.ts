@@ -13,7 +13,8 @@ import { createThreadFollows, followingState } from "./thread-follows.js";
 /**
  * The adapters whose group conversations are threads guppy follows after a mention (seed 002):
  * a Slack or Discord thread is a conversation of its own; a Telegram group is one long chat, where
- * following would answer every message.
+ * following would answer every message. Their adapters also list a thread's messages (the Bot API
+ * has no history call).
  */
 const FOLLOWING_ADAPTERS = new Set(["slack", "discord"]);
 
@@ -70,6 +71,8 @@ export async function startChatChannel(
     groupReplies: config.groupReplies,
     reply,
     ...(follows ? { follows } : {}),
+    backfillMessages: config.groupBackfillMessages,
+    listsHistory: FOLLOWING_ADAPTERS.has(adapterName),
     ...bridgeOptions,
   });
   await chat.initialize();
