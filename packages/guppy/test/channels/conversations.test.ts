@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { createTestMessage } from "@chat-adapter/tests";
 import type { ChatCompletionRequest } from "@copilotkit/aimock";
+import { memberThreadId, threadIdOfDir } from "@guppy/core/thread-layout";
 import type { MessageData } from "chat";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { splitMessage } from "../../src/channels/bridge/split-message.js";
@@ -64,6 +65,8 @@ describe.each(["slack", "discord"])("%s conversations (mock adapter)", (name) =>
     userId: string,
     text: string,
     extra: Partial<MessageData> = {},
+    /** The conversation whose run to wait for (a member's own, per-user). */
+    conversation = threadId,
   ) {
     const id = `${userId}-${++seq}`;
     const message = createTestMessage(id, text, {
@@ -73,7 +76,7 @@ describe.each(["slack", "discord"])("%s conversations (mock adapter)", (name) =>
       ...extra,
     });
     await channel.chat.processMessage(rec.adapter, threadId, message);
-    await settle(threadId);
+    await settle(conversation);
     return id;
   }
 
@@ -220,6 +223,77 @@ describe.each(["slack", "discord"])("%s conversations (mock adapter)", (name) =>
       ).toEqual([live, "h1"]);
       await say(group, "UANN", "and the venue?", { isMention: true });
       expect(rec.fetches()).toEqual([group]);
+    });
+  });
+
+  describe("per-user contexts in groups", () => {
+    it("keeps two members' histories apart in one group, each with its own /new", async () => {
+      await start({
+        GUPPY_ACCESS_POLICY: "allowlist",
+        GUPPY_ALLOWED_USERS: "UANN,UBOB",
+        GUPPY_GROUP_CONTEXT: "per-user",
+      });
+      const group = `${name}:C30:t1`;
+      await say(
+        group,
+        "UANN",
+        "my secret is apricot",
+        { isMention: true },
+        memberThreadId(group, "UANN"),
+      );
+      await say(
+        group,
+        "UBOB",
+        "my secret is blueberry",
+        { isMention: true },
+        memberThreadId(group, "UBOB"),
+      );
+      let before = llm.requests().length;
+      await say(
+        group,
+        "UANN",
+        "what is my secret?",
+        { isMention: true },
+        memberThreadId(group, "UANN"),
+      );
+      const ann = requestText(llm.requests()[before] as ChatCompletionRequest);
+      expect(ann).toContain("apricot");
+      expect(ann).not.toContain("blueberry");
+      before = llm.requests().length;
+      await say(group, "UBOB", "and mine?", { isMention: true }, memberThreadId(group, "UBOB"));
+      const bob = requestText(llm.requests()[before] as ChatCompletionRequest);
+      expect(bob).toContain("blueberry");
+      expect(bob).not.toContain("apricot");
+      // Answers are posted in the group thread itself.
+      expect(answers(group).length).toBe(4);
+
+      // Each member's own folder, its id read back from the folder's name (GET /v1/threads).
+      const annId = memberThreadId(group, "UANN");
+      const annDir = runtime.store.threadDir(annId);
+      expect(annDir).not.toBe(runtime.store.threadDir(memberThreadId(group, "UBOB")));
+      expect(threadIdOfDir(name, basename(dirname(annDir)), basename(annDir))).toBe(annId);
+      expect(runtime.orchestrator.status(annId).messages).toBeGreaterThan(0);
+
+      // Ann's /new is Ann's: Bob's conversation keeps its history.
+      await say(group, "UANN", "/new", {}, memberThreadId(group, "UANN"));
+      before = llm.requests().length;
+      await say(
+        group,
+        "UANN",
+        "what was my secret?",
+        { isMention: true },
+        memberThreadId(group, "UANN"),
+      );
+      expect(requestText(llm.requests()[before] as ChatCompletionRequest)).not.toContain("apricot");
+      before = llm.requests().length;
+      await say(
+        group,
+        "UBOB",
+        "still remember mine?",
+        { isMention: true },
+        memberThreadId(group, "UBOB"),
+      );
+      expect(requestText(llm.requests()[before] as ChatCompletionRequest)).toContain("blueberry");
     });
   });
 });

@@ -8,9 +8,9 @@ import {
   type Role,
   type Store,
 } from "@guppy/core";
-import { ATTACHMENTS_DIR } from "@guppy/core/thread-layout";
+import { ATTACHMENTS_DIR, memberOf, memberThreadId } from "@guppy/core/thread-layout";
 import type { Chat, Message, SlashCommandEvent, Thread } from "chat";
-import type { ChatUser, GroupReplies } from "../../access/access-types.js";
+import type { ChatUser, GroupContext, GroupReplies } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
 import {
   helpText,
@@ -36,6 +36,11 @@ export interface ChatBridgeOptions {
   store: Store;
   logger: Logger;
   groupReplies: GroupReplies;
+  /**
+   * GUPPY_GROUP_CONTEXT: `per-user` gives each member of a group thread a conversation of their
+   * own (`<thread>~u<user>`: own folder, own /new, own history); default `shared`.
+   */
+  groupContext?: GroupContext;
   reply: ReplySettings;
   /** How long a prompt waits for its attachments before it runs without the missing ones. */
   attachmentWaitMs?: number;
@@ -100,6 +105,28 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
    * are `slack:C123:<ts>`): it applies to the thread that last got a prompt in that channel.
    */
   const lastThreadInChannel = new Map<string, string>();
+  /** Member threads (per-user) made in this process → the chat thread they are posted to. */
+  const chatThreadOf = new Map<string, string>();
+  /**
+   * Whose conversation a message of `user` in `platformThreadId` is: the thread's own, or in a
+   * group under GUPPY_GROUP_CONTEXT=per-user the member's (`<thread>~u<user>`).
+   */
+  const conversationOf = (platformThreadId: string, user: ChatUser, group: boolean): string => {
+    if (options.groupContext !== "per-user" || !group) return platformThreadId;
+    const id = memberThreadId(platformThreadId, user.id);
+    chatThreadOf.set(id, platformThreadId);
+    return id;
+  };
+  /**
+   * The chat thread a conversation posts to. A member's thread made before this start is known
+   * by its id only: the group's canonical id, whose "default" filler Chat SDK ids never spell.
+   */
+  const chatThreadFor = (threadId: string): string => {
+    const known = chatThreadOf.get(threadId);
+    if (known) return known;
+    const member = memberOf(threadId);
+    return member ? member.groupId.replace(/:default$/, "") : threadId;
+  };
   const track = <T>(p: Promise<T>): Promise<T> => {
     pending.add(p);
     void p.finally(() => pending.delete(p)).catch(() => {});
@@ -158,8 +185,9 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     if (name.command === "start") say(where, `Hi! Send me a message to start.\n\n${helpText()}`);
     else if (name.command === "help") say(where, helpText());
     else {
-      // A fresh conversation: the thread is no longer followed (its next mention follows it again).
-      if (name.command === "new") unfollow(platformThreadId);
+      // A fresh conversation: the thread is no longer followed (its next mention follows it
+      // again). A member's own /new (per-user) leaves the others' conversations followed.
+      if (name.command === "new" && threadId === platformThreadId) unfollow(platformThreadId);
       say(
         where,
         runThreadCommand(orchestrator, threadId, name.command, name.args, {
@@ -176,7 +204,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
    * queue while they download, and runs with them (see `content` of a prompt).
    */
   const prompt = (thread: Thread, message: Message, user: ChatUser, role: Role): void => {
-    const threadId = thread.id;
+    const threadId = conversationOf(thread.id, user, !thread.isDM);
     const downloads =
       message.attachments.length > 0
         ? planAttachmentDownloads(
@@ -194,7 +222,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       new Promise<PromptContent>((resolve) => {
         begin = () => resolve(downloads.run());
       });
-    lastThreadInChannel.set(thread.channelId, threadId);
+    lastThreadInChannel.set(thread.channelId, thread.id);
     const handle = createChatThreadHandle(threadId, thread, reply, logger);
     const result = orchestrator.send(threadId, {
       type: "prompt",
@@ -301,7 +329,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     }
     const chat = thread.isDM ? "private" : "group";
     if (parsed) {
-      command(thread, thread.id, user, parsed, message.id, chat);
+      const threadId = conversationOf(thread.id, user, chat === "group");
+      command(thread, threadId, user, parsed, message.id, chat, thread.id);
       return;
     }
     const decision = access.check(adapterName, user, chat);
@@ -309,7 +338,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       if (decision.reply) say(thread, decision.reply);
       return;
     }
-    if (!thread.isDM) await groups.catchUp(thread, message);
+    // The group's history is the shared conversation's: a member's own one is not given it.
+    if (!thread.isDM && options.groupContext !== "per-user") await groups.catchUp(thread, message);
     prompt(thread, message, user, decision.role);
   };
 
@@ -366,8 +396,9 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       const user = { id: event.user.userId, ...(name ? { name } : {}) };
       const chatKind = event.adapter.isDM?.(event.channel.id) ? "private" : "group";
       if (parsed?.kind === "command") {
-        const threadId = lastThreadInChannel.get(event.channel.id) ?? event.channel.id;
-        command(event.channel, threadId, user, parsed, undefined, chatKind, threadId);
+        const platformThreadId = lastThreadInChannel.get(event.channel.id) ?? event.channel.id;
+        const threadId = conversationOf(platformThreadId, user, chatKind === "group");
+        command(event.channel, threadId, user, parsed, undefined, chatKind, platformThreadId);
         return;
       }
       // A platform command registered for the app that is not guppy's (Slack, Discord): said so.
@@ -383,7 +414,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   const link: ChannelLink = {
     adapterId: adapterName,
     threadHandle: (threadId) =>
-      createChatThreadHandle(threadId, chat.thread(threadId), reply, logger),
+      createChatThreadHandle(threadId, chat.thread(chatThreadFor(threadId)), reply, logger),
     postToChannel: async (channelId, text) => {
       const sent = await chat.channel(channelId).post({ markdown: text });
       return sent.threadId;

@@ -69,6 +69,7 @@ export async function startChatChannel(
     store,
     logger,
     groupReplies: config.groupReplies,
+    groupContext: config.groupContext,
     reply,
     ...(follows ? { follows } : {}),
     backfillMessages: config.groupBackfillMessages,
