@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import type { Logger, Store } from "@guppy/core";
 import type { LogEntry } from "@guppy/core/thread-layout";
 import type { Message, Thread } from "chat";
@@ -17,7 +18,12 @@ const HISTORY_WAIT_MS = 10_000;
  * them too: what was said before guppy joined, or while it was down.
  */
 export interface GroupHistory {
-  /** A group message not addressed to guppy: logged when its sender may be context. */
+  /**
+   * A group message not addressed to guppy: logged when its sender may be context. Where the
+   * platform lists history, only in a thread guppy has taken part in (it has a folder): a Slack
+   * channel's every top-level message is a thread of its own, which would each get a folder; the
+   * first mention in a thread fetches what was said there before instead (`catchUp`).
+   */
   seen(threadId: string, message: Message, user: ChatUser): void;
   /**
    * Before the first prompt of a group thread in this process (later ones wait for the same
@@ -81,6 +87,7 @@ export function createGroupHistory(options: {
   return {
     seen(threadId, message, user) {
       if (!mayBeContext(message)) return;
+      if (options.listsHistory && !existsSync(store.threadDir(threadId))) return;
       append(threadId, message);
       logger.debug("channel: logged a group message not addressed to guppy", {
         threadId,
