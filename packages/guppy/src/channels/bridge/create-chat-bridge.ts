@@ -323,8 +323,9 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     }
     if (!addressed && !parsed) {
       access.logRefusal(adapterName, user, "group-not-addressed", thread.id);
-      // Not run, but seen: the next run is given it (when its sender may be context).
-      groups.seen(thread.id, message, user);
+      // Not run, but seen: the next run is given it (when its sender may be context). Per-user,
+      // no member's conversation is the group's: nothing would be given it.
+      if (options.groupContext !== "per-user") groups.seen(thread.id, message, user);
       return;
     }
     const chat = thread.isDM ? "private" : "group";
