@@ -58,6 +58,7 @@ export interface ConfigValues {
   heartbeatSeconds: number;
   heartbeatHours?: string;
   temperature?: number;
+  groupBackfillMessages: number;
   braveApiKey?: string;
   braveBaseUrl: string;
   searxngUrl?: string;
@@ -284,6 +285,13 @@ export const settingsSchema: SettingsSchema = {
     parse: numberValue(0, 2),
     description:
       "Sampling temperature sent with every request (default: unset, the provider's own)",
+  },
+  groupBackfillMessages: {
+    env: "GUPPY_GROUP_BACKFILL_MESSAGES",
+    parse: integerValue(1, 10_000),
+    default: 50,
+    description:
+      "At most this many messages said in a thread since guppy's last run there (group messages not addressed to it) are given to its next run; the oldest are dropped first",
   },
   braveApiKey: {
     env: "BRAVE_API_KEY",

@@ -216,7 +216,7 @@ function backfill(host: ActorHost, actor: ActorState, item: QueuedPrompt): void 
   actor.log ??= logTail(host, threadId);
   const promptIds = new Set<string>();
   for (const q of [item, ...actor.queue]) promptIds.add(q.record.messageId ?? q.record.id);
-  const entries = actor.log.backfill(promptIds);
+  const entries = actor.log.backfill(promptIds, host.backfillLimit);
   if (entries.length > 0) {
     // The runner holds the context in memory: drop it (idle, saved), append, reload.
     actor.runner = undefined;

@@ -22,6 +22,8 @@ export interface ActorHost {
   readonly createRunner: (threadId: string) => AgentRunner;
   readonly queueDepth: number;
   readonly idleTimeoutMs: number;
+  /** At most this many log entries are backfilled before a run (the newest). */
+  readonly backfillLimit: number;
   readonly contextWindow: number | undefined;
   /** The zone backfilled messages' times are told in (GUPPY_TIMEZONE, else the system's). */
   readonly timezone: string | undefined;

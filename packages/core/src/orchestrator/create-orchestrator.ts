@@ -39,6 +39,11 @@ export interface OrchestratorOptions {
   queueDepth: number;
   /** GUPPY_IDLE_TIMEOUT_SECONDS × 1000: an idle thread's runner is dropped after this. */
   idleTimeoutMs: number;
+  /**
+   * GUPPY_GROUP_BACKFILL_MESSAGES: at most this many logged messages are backfilled before a run,
+   * the newest (default 50).
+   */
+  backfillLimit?: number;
   /** Shown by `status()` for threads whose runner is not loaded. */
   modelName?: string;
   contextWindow?: number;
@@ -309,6 +314,7 @@ function createHost(
     createRunner: options.createRunner,
     queueDepth: options.queueDepth,
     idleTimeoutMs: options.idleTimeoutMs,
+    backfillLimit: options.backfillLimit ?? 50,
     contextWindow: options.contextWindow,
     timezone: options.timezone,
     counts: { accepted: 0, busy: 0, runs: 0, replayed: 0, reported: 0 },

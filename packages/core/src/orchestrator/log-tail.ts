@@ -21,9 +21,10 @@ export interface LogTail {
   /**
    * Entries to backfill before a run: after the cursor, not from guppy, not a prompt that ran or
    * runs (`promptIds`: the one about to run and those queued behind it), and not a message id
-   * already seen. The cursor moves past everything read.
+   * already seen. The cursor moves past everything read. `limit`: at most that many, the newest
+   * (GUPPY_GROUP_BACKFILL_MESSAGES: a busy group's day must not fill the context).
    */
-  backfill(promptIds: ReadonlySet<string>): LogEntry[];
+  backfill(promptIds: ReadonlySet<string>, limit?: number): LogEntry[];
   /** Whether an entry with this message id was read from the log (call after `backfill`). */
   logged(messageId: string): boolean;
   /** A prompt ran: its log lines are part of the context, never backfilled. No file work. */
@@ -115,7 +116,7 @@ export function createLogTail(
     !(entry.messageId !== undefined && ran.has(entry.messageId));
 
   return {
-    backfill(promptIds) {
+    backfill(promptIds, limit) {
       sync();
       const picked = new Set<string>();
       const entries = after.filter((entry) => {
@@ -127,7 +128,7 @@ export function createLogTail(
       });
       // What was backfilled is in the context now: the cursor must not fall behind it.
       moveCursor(after.length, entries.length > 0);
-      return entries;
+      return limit !== undefined && entries.length > limit ? entries.slice(-limit) : entries;
     },
     logged(messageId) {
       return seen.has(messageId) || after.some((entry) => entry.messageId === messageId);

@@ -187,6 +187,28 @@ function subagentOfRef(ref: ThreadRef): { parentId: string; n: number } | undefi
 }
 
 /**
+ * A group member's own conversation (GUPPY_GROUP_CONTEXT=per-user): the group's thread part with
+ * `~u<user id>` added. Unlike a subagent's `~sub-<n>` it is a thread of its own — its own folder
+ * beside the group's (`<thread>%7Eu<user>`), its own /new, listed by GET /v1/threads — as the
+ * member's history belongs to no other thread. A member's thread may have subagents like any.
+ */
+const MEMBER_RE = /^(.+)~u([^~]+)$/;
+
+/** The thread id of `userId`'s own conversation in group thread `threadId`. */
+export function memberThreadId(threadId: string, userId: string): string {
+  const ref = parseThreadId(threadId);
+  return `${ref.adapter}:${ref.channel}:${ref.thread}~u${userId}`;
+}
+
+/** The group thread and member of a member's thread id; undefined for any other thread. */
+export function memberOf(threadId: string): { groupId: string; userId: string } | undefined {
+  const ref = parseThreadId(threadId);
+  const m = MEMBER_RE.exec(ref.thread);
+  if (!m?.[1] || !m[2] || subagentOfRef(ref)) return undefined;
+  return { groupId: `${ref.adapter}:${ref.channel}:${m[1]}`, userId: m[2] };
+}
+
+/**
  * Names guppy uses at the top of GUPPY_HOME that an adapter name could spell: a thread id whose
  * adapter is one of them would put its folders where guppy keeps its own (a directory made where
  * the access store expects a file stops the gateway from starting).

@@ -2,7 +2,16 @@ import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createStore } from "../../src/store/create-store.js";
-import { canonicalThreadId, encodeSegment, parseThreadId } from "../../src/store/thread-layout.js";
+import {
+  canonicalThreadId,
+  encodeSegment,
+  memberOf,
+  memberThreadId,
+  parseThreadId,
+  subagentOf,
+  threadDirOf,
+  threadIdOfDir,
+} from "../../src/store/thread-layout.js";
 
 describe("thread ids", () => {
   it("refuse parts that would land on guppy's own files, however the id is spelt", () => {
@@ -115,5 +124,23 @@ describe("the thread-layout module", () => {
     ]);
     const leaf = readFileSync(new URL("../../src/config/config-error.ts", import.meta.url), "utf8");
     expect(leaf).not.toMatch(/^import /m);
+  });
+});
+
+describe("a group member's own thread (GUPPY_GROUP_CONTEXT=per-user)", () => {
+  it("is `<thread>~u<user>`: a thread of its own beside the group's, not a subagent", () => {
+    const id = memberThreadId("slack:C1:1700.1", "U42");
+    expect(id).toBe("slack:C1:1700.1~uU42");
+    expect(memberOf(id)).toEqual({ groupId: "slack:C1:1700.1", userId: "U42" });
+    expect(subagentOf(id)).toBeUndefined();
+    const home = "/h";
+    expect(threadDirOf(home, id)).toBe(join(home, "slack", "C1", "1700.1%7EuU42"));
+    expect(threadIdOfDir("slack", "C1", "1700.1%7EuU42")).toBe(id);
+    // A Telegram group's id has no thread part: the canonical "default" fills it.
+    expect(memberThreadId("telegram:-100", "7")).toBe("telegram:-100:default~u7");
+    // Its subagents are under it; the group's own thread is no member's.
+    expect(memberOf(`${id}~sub-1`)).toBeUndefined();
+    expect(subagentOf(`${id}~sub-1`)?.parentId).toBe(id);
+    expect(memberOf("slack:C1:1700.1")).toBeUndefined();
   });
 });

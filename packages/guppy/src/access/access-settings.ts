@@ -1,9 +1,10 @@
 import type { ConfigWith } from "@guppy/core";
-import { listValue, oneOf, type SettingDefinition } from "@guppy/core/config";
+import { integerValue, listValue, oneOf, type SettingDefinition } from "@guppy/core/config";
 import {
   type AccessPolicy,
   accessPolicies,
   type ChannelAccessSettings,
+  groupContexts,
   groupReplyModes,
 } from "./access-types.js";
 
@@ -27,6 +28,21 @@ export const accessSettings = {
     default: "mention",
     description:
       "In group chats answer only when mentioned or replied to (mention), or always (all)",
+  },
+  // The conversation settings of chat channels: who is talked to in a group is access's business.
+  threadFollowHours: {
+    env: "GUPPY_THREAD_FOLLOW_HOURS",
+    parse: integerValue(1, 24 * 365),
+    default: 24,
+    description:
+      "Slack and Discord: hours without a message after which guppy stops following a thread it was mentioned in (/new stops it at once)",
+  },
+  groupContext: {
+    env: "GUPPY_GROUP_CONTEXT",
+    parse: oneOf(groupContexts),
+    default: "shared",
+    description:
+      "In group chats one conversation for everyone (shared) or one per member, with its own /new and history (per-user)",
   },
 };
 

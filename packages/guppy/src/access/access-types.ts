@@ -8,6 +8,10 @@ export type AccessPolicy = (typeof accessPolicies)[number];
 export const groupReplyModes = ["mention", "all"] as const;
 export type GroupReplies = (typeof groupReplyModes)[number];
 
+/** Whose conversation a group message is: the group's (shared) or its sender's own (per-user). */
+export const groupContexts = ["shared", "per-user"] as const;
+export type GroupContext = (typeof groupContexts)[number];
+
 /** A chat user as the access layer sees it: platform user id plus a display name for logs. */
 export interface ChatUser {
   id: string;

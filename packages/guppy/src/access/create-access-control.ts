@@ -47,6 +47,13 @@ export interface AccessControl {
    * user who is not admitted is still answered, as a guest: that is `check`'s business.
    */
   admitted(channel: string, userId: string): AdmittedUser | undefined;
+  /**
+   * Whether a group message of `userId` that is not addressed to guppy may be context for its
+   * runs (written to the thread's log, backfilled): the user is admitted, or the channel's policy
+   * is `open`; never under `disabled`. A stranger's words could carry instructions into an
+   * owner's run, so they are never context. Read without side effects.
+   */
+  mayBeContext(channel: string, userId: string): boolean;
   /** `guppy pairing list`: every admitted user of `channel`, approved ones first. */
   admittedUsers(channel: string): AdmittedUser[];
   /** `guppy pairing role`: sets an admitted user's role (see SetRoleResult). */
@@ -188,6 +195,11 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
   return {
     admitted,
     logRefusal,
+    mayBeContext(channel, userId) {
+      const { policy } = options.settings(channel);
+      if (policy === "disabled") return false;
+      return policy === "open" || admitted(channel, userId) !== undefined;
+    },
     check(channel, user, chat = "private") {
       const { policy } = options.settings(channel);
       if (policy === "disabled") return refuse(channel, user, "disabled");

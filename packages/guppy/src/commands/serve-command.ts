@@ -103,6 +103,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     maxConcurrent: config.maxConcurrent,
     queueDepth: config.queueDepth,
     idleTimeoutMs: config.idleTimeoutSeconds * 1000,
+    backfillLimit: config.groupBackfillMessages,
     modelName: resolved.ref,
     contextWindow: resolved.model.contextWindow,
     sandbox: describeSandbox(sandboxConfig),

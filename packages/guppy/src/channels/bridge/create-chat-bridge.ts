@@ -8,9 +8,9 @@ import {
   type Role,
   type Store,
 } from "@guppy/core";
-import { ATTACHMENTS_DIR } from "@guppy/core/thread-layout";
+import { ATTACHMENTS_DIR, memberOf, memberThreadId } from "@guppy/core/thread-layout";
 import type { Chat, Message, SlashCommandEvent, Thread } from "chat";
-import type { ChatUser, GroupReplies } from "../../access/access-types.js";
+import type { ChatUser, GroupContext, GroupReplies } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
 import {
   helpText,
@@ -25,6 +25,8 @@ import {
   type ReplySettings,
 } from "./chat-thread-handle.js";
 import { planAttachmentDownloads } from "./download-attachments.js";
+import { createGroupHistory } from "./group-history.js";
+import type { ThreadFollows } from "./thread-follows.js";
 
 export interface ChatBridgeOptions {
   /** The adapter name: the `adapter` part of thread ids and the access channel name. */
@@ -34,6 +36,11 @@ export interface ChatBridgeOptions {
   store: Store;
   logger: Logger;
   groupReplies: GroupReplies;
+  /**
+   * GUPPY_GROUP_CONTEXT: `per-user` gives each member of a group thread a conversation of their
+   * own (`<thread>~u<user>`: own folder, own /new, own history); default `shared`.
+   */
+  groupContext?: GroupContext;
   reply: ReplySettings;
   /** How long a prompt waits for its attachments before it runs without the missing ones. */
   attachmentWaitMs?: number;
@@ -43,6 +50,20 @@ export interface ChatBridgeOptions {
    * is told it will be answered then, rather than "Not accepted".
    */
   refusedAtShutdown?: (message: Message) => boolean;
+  /**
+   * The threads guppy follows (Slack, Discord; the Chat SDK state adapter's subscriptions): a
+   * group thread whose prompt was accepted is followed, so later messages there reach guppy
+   * without a mention until `/new` or a quiet period. Absent: no thread is followed (Telegram).
+   */
+  follows?: ThreadFollows;
+  /** GUPPY_GROUP_BACKFILL_MESSAGES: the most platform history fetched for a group thread. */
+  backfillMessages?: number;
+  /**
+   * Whether the platform lists a thread's messages (Slack, Discord): a group thread's first
+   * prompt in this process logs what the log lacks of them (said before guppy joined or while it
+   * was down).
+   */
+  listsHistory?: boolean;
 }
 
 /** What a channel needs from the bridge after wiring. */
@@ -71,11 +92,41 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   /** Handles of accepted prompts whose run has not ended: their answers are still to come. */
   const awaitingAnswer = new Set<ChatThreadHandle>();
   const posts = createThreadPosts();
+  const groups = createGroupHistory({
+    adapterName,
+    store: options.store,
+    access,
+    logger,
+    limit: options.backfillMessages ?? 50,
+    listsHistory: options.listsHistory ?? false,
+  });
   /**
    * A platform slash command names a channel, not a thread (Slack: `slack:C123`, while its threads
    * are `slack:C123:<ts>`): it applies to the thread that last got a prompt in that channel.
    */
   const lastThreadInChannel = new Map<string, string>();
+  /** Member threads (per-user) made in this process → the chat thread they are posted to. */
+  const chatThreadOf = new Map<string, string>();
+  /**
+   * Whose conversation a message of `user` in `platformThreadId` is: the thread's own, or in a
+   * group under GUPPY_GROUP_CONTEXT=per-user the member's (`<thread>~u<user>`).
+   */
+  const conversationOf = (platformThreadId: string, user: ChatUser, group: boolean): string => {
+    if (options.groupContext !== "per-user" || !group) return platformThreadId;
+    const id = memberThreadId(platformThreadId, user.id);
+    chatThreadOf.set(id, platformThreadId);
+    return id;
+  };
+  /**
+   * The chat thread a conversation posts to. A member's thread made before this start is known
+   * by its id only: the group's canonical id, whose "default" filler Chat SDK ids never spell.
+   */
+  const chatThreadFor = (threadId: string): string => {
+    const known = chatThreadOf.get(threadId);
+    if (known) return known;
+    const member = memberOf(threadId);
+    return member ? member.groupId.replace(/:default$/, "") : threadId;
+  };
   const track = <T>(p: Promise<T>): Promise<T> => {
     pending.add(p);
     void p.finally(() => pending.delete(p)).catch(() => {});
@@ -116,6 +167,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     name: Extract<ParsedCommand, { kind: "command" }>,
     messageId: string | undefined,
     chat: "private" | "group",
+    /** The chat thread the command came from (its follow ends at `/new`). */
+    platformThreadId: string = threadId,
   ): void => {
     if (name.command === "start" && name.args) {
       const decision = access.redeemInvite(adapterName, user, name.args);
@@ -132,6 +185,9 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     if (name.command === "start") say(where, `Hi! Send me a message to start.\n\n${helpText()}`);
     else if (name.command === "help") say(where, helpText());
     else {
+      // A fresh conversation: the thread is no longer followed (its next mention follows it
+      // again). A member's own /new (per-user) leaves the others' conversations followed.
+      if (name.command === "new" && threadId === platformThreadId) unfollow(platformThreadId);
       say(
         where,
         runThreadCommand(orchestrator, threadId, name.command, name.args, {
@@ -148,7 +204,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
    * queue while they download, and runs with them (see `content` of a prompt).
    */
   const prompt = (thread: Thread, message: Message, user: ChatUser, role: Role): void => {
-    const threadId = thread.id;
+    const threadId = conversationOf(thread.id, user, !thread.isDM);
     const downloads =
       message.attachments.length > 0
         ? planAttachmentDownloads(
@@ -166,7 +222,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       new Promise<PromptContent>((resolve) => {
         begin = () => resolve(downloads.run());
       });
-    lastThreadInChannel.set(thread.channelId, threadId);
+    lastThreadInChannel.set(thread.channelId, thread.id);
     const handle = createChatThreadHandle(threadId, thread, reply, logger);
     const result = orchestrator.send(threadId, {
       type: "prompt",
@@ -181,6 +237,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     });
     if (result.status === "queued") {
       begin();
+      if (!thread.isDM) follow(thread);
       awaitingAnswer.add(handle);
       void handle.ended.then(() => {
         awaitingAnswer.delete(handle);
@@ -201,6 +258,35 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     }
   };
 
+  /** Follows a group thread whose prompt was accepted (once; on a platform that follows threads). */
+  const follow = (thread: Thread): void => {
+    const { follows } = options;
+    if (!follows || follows.isFollowed(thread.id)) return;
+    track(
+      thread.subscribe().then(
+        () => logger.info("channel: following a thread", { threadId: thread.id }),
+        (error: unknown) =>
+          logger.warn("channel: could not follow a thread", {
+            threadId: thread.id,
+            error: String(error),
+          }),
+      ),
+    );
+  };
+  const unfollow = (platformThreadId: string): void => {
+    const { follows } = options;
+    if (!follows?.isFollowed(platformThreadId)) return;
+    track(
+      chat
+        .thread(platformThreadId)
+        .unsubscribe()
+        .then(
+          () => logger.info("channel: stopped following a thread", { threadId: platformThreadId }),
+          () => {},
+        ),
+    );
+  };
+
   /**
    * One incoming message. The channel may acknowledge it once this resolves (Telegram confirms the
    * update then: `telegram/telegram-intake.ts`), so it resolves as soon as the prompt is in the
@@ -210,7 +296,11 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   const onMessage = async (thread: Thread, message: Message, addressed: boolean) =>
     handleMessage(thread, message, addressed);
 
-  const handleMessage = (thread: Thread, message: Message, addressed: boolean): void => {
+  const handleMessage = async (
+    thread: Thread,
+    message: Message,
+    addressed: boolean,
+  ): Promise<void> => {
     if (message.author.isMe || message.author.isBot === true) return;
     if (message.metadata.edited) {
       // Telegram hands an edit of an earlier message over like a new one: not a new prompt.
@@ -233,11 +323,15 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     }
     if (!addressed && !parsed) {
       access.logRefusal(adapterName, user, "group-not-addressed", thread.id);
+      // Not run, but seen: the next run is given it (when its sender may be context). Per-user,
+      // no member's conversation is the group's: nothing would be given it.
+      if (options.groupContext !== "per-user") groups.seen(thread.id, message, user);
       return;
     }
     const chat = thread.isDM ? "private" : "group";
     if (parsed) {
-      command(thread, thread.id, user, parsed, message.id, chat);
+      const threadId = conversationOf(thread.id, user, chat === "group");
+      command(thread, threadId, user, parsed, message.id, chat, thread.id);
       return;
     }
     const decision = access.check(adapterName, user, chat);
@@ -245,6 +339,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       if (decision.reply) say(thread, decision.reply);
       return;
     }
+    // The group's history is the shared conversation's: a member's own one is not given it.
+    if (!thread.isDM && options.groupContext !== "per-user") await groups.catchUp(thread, message);
     prompt(thread, message, user, decision.role);
   };
 
@@ -260,7 +356,14 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
 
   chat.onDirectMessage((thread, message) => guard(() => onMessage(thread, message, true)));
   chat.onNewMention((thread, message) => guard(() => onMessage(thread, message, true)));
-  chat.onSubscribedMessage((thread, message) => guard(() => onMessage(thread, message, true)));
+  // A followed thread (see `follow`): every message there is for guppy; each starts its quiet
+  // period (GUPPY_THREAD_FOLLOW_HOURS) again.
+  chat.onSubscribedMessage((thread, message) =>
+    guard(() => {
+      options.follows?.touch(thread.id);
+      return onMessage(thread, message, true);
+    }),
+  );
   chat.onNewMessage(/[\s\S]*/, (thread, message) =>
     guard(() =>
       onMessage(
@@ -294,14 +397,9 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       const user = { id: event.user.userId, ...(name ? { name } : {}) };
       const chatKind = event.adapter.isDM?.(event.channel.id) ? "private" : "group";
       if (parsed?.kind === "command") {
-        command(
-          event.channel,
-          lastThreadInChannel.get(event.channel.id) ?? event.channel.id,
-          user,
-          parsed,
-          undefined,
-          chatKind,
-        );
+        const platformThreadId = lastThreadInChannel.get(event.channel.id) ?? event.channel.id;
+        const threadId = conversationOf(platformThreadId, user, chatKind === "group");
+        command(event.channel, threadId, user, parsed, undefined, chatKind, platformThreadId);
         return;
       }
       // A platform command registered for the app that is not guppy's (Slack, Discord): said so.
@@ -317,7 +415,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
   const link: ChannelLink = {
     adapterId: adapterName,
     threadHandle: (threadId) =>
-      createChatThreadHandle(threadId, chat.thread(threadId), reply, logger),
+      createChatThreadHandle(threadId, chat.thread(chatThreadFor(threadId)), reply, logger),
     postToChannel: async (channelId, text) => {
       // The Chat SDK names a channel with its adapter ("telegram:1001"); an event file and
       // send_message name it without (adapterId "telegram", channelId "1001").

@@ -8,6 +8,15 @@ import type { GatewayContext } from "../channel.js";
 import { secretValues, toChatLogger } from "./chat-logger.js";
 import type { ReplySettings } from "./chat-thread-handle.js";
 import { type ChatBridge, type ChatBridgeOptions, createChatBridge } from "./create-chat-bridge.js";
+import { createThreadFollows, followingState } from "./thread-follows.js";
+
+/**
+ * The adapters whose group conversations are threads guppy follows after a mention (seed 002):
+ * a Slack or Discord thread is a conversation of its own; a Telegram group is one long chat, where
+ * following would answer every message. Their adapters also list a thread's messages (the Bot API
+ * has no history call).
+ */
+const FOLLOWING_ADAPTERS = new Set(["slack", "discord"]);
 
 export interface RunningChatChannel {
   chat: Chat;
@@ -27,10 +36,19 @@ export async function startChatChannel(
   bridgeOptions: Pick<ChatBridgeOptions, "refusedAtShutdown"> = {},
 ): Promise<RunningChatChannel> {
   const { config, orchestrator, store, logger } = context;
+  const follows = FOLLOWING_ADAPTERS.has(adapterName)
+    ? createThreadFollows({
+        home: config.home,
+        quietMs: config.threadFollowHours * 3_600_000,
+        logger,
+      })
+    : undefined;
+  const memory = createMemoryState();
   const chat = new Chat({
     userName: "guppy",
     adapters: { [adapterName]: adapter },
-    state: createMemoryState(),
+    // Subscriptions in the home (they survive a restart, and lapse when quiet); the rest in memory.
+    state: follows ? followingState(memory, follows) : memory,
     concurrency: "concurrent",
     logger: toChatLogger(logger, "chat", secretValues(config)),
   });
@@ -51,7 +69,11 @@ export async function startChatChannel(
     store,
     logger,
     groupReplies: config.groupReplies,
+    groupContext: config.groupContext,
     reply,
+    ...(follows ? { follows } : {}),
+    backfillMessages: config.groupBackfillMessages,
+    listsHistory: FOLLOWING_ADAPTERS.has(adapterName),
     ...bridgeOptions,
   });
   await chat.initialize();

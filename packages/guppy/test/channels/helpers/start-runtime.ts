@@ -41,6 +41,7 @@ export async function startRuntime(
     maxConcurrent: config.maxConcurrent,
     queueDepth: config.queueDepth,
     idleTimeoutMs: config.idleTimeoutSeconds * 1000,
+    backfillLimit: config.groupBackfillMessages,
     modelName: `${resolved.model.provider}/${resolved.model.id}`,
     contextWindow: resolved.model.contextWindow,
   });
