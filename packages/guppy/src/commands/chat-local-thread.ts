@@ -79,6 +79,7 @@ export function createLocalThread(
     sandbox: describeSandbox(sandboxConfig),
     logger,
     timezone: config.timezone,
+    backfillLimit: config.groupBackfillMessages,
     // The chat holds the session's chat.lock already, and lets go of it after `close`.
     inbox: { file: journal, lock: () => () => {} },
     // No event bus runs in a chat (the gateway's fires them): the thread's event files as they are.

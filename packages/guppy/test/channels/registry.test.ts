@@ -51,6 +51,7 @@ describe("the channel registry", () => {
       );
     }
     expect(secretEnvNames(allSettings).sort()).toEqual([
+      "BRAVE_API_KEY",
       "DISCORD_BOT_TOKEN",
       "GUPPY_API_KEY",
       "GUPPY_API_TOKEN",
