@@ -1,11 +1,11 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { StringEnum } from "@mariozechner/pi-ai";
 import { type Static, Type } from "typebox";
-import { localParts } from "../time/local-time.js";
 import { searchHistory } from "../search/search-history.js";
 import { excerptAround, matchQuery, parseSearchQuery } from "../search/search-query.js";
 import type { PlatformHistory, SearchHit, SearchScope } from "../search/types.js";
 import { canonicalThreadId, subagentOf } from "../store/thread-layout.js";
+import { localParts } from "../time/local-time.js";
 import type { Role } from "../types.js";
 import { untrustedContent } from "../web/untrusted-content.js";
 import { textResult } from "./tool-context.js";
