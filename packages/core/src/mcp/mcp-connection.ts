@@ -44,19 +44,15 @@ type Sdk = Awaited<ReturnType<typeof loadSdk>>;
 
 /**
  * The SDK, loaded at the first connection: a guppy without MCP servers never pays for it, and a
- * gateway with them is ready before it has loaded.
+ * gateway with them is ready before it has loaded. Each transport is loaded when a server uses it.
  */
 async function loadSdk() {
-  const [client, stdio, http, types] = await Promise.all([
+  const [client, types] = await Promise.all([
     import("@modelcontextprotocol/sdk/client/index.js"),
-    import("@modelcontextprotocol/sdk/client/stdio.js"),
-    import("@modelcontextprotocol/sdk/client/streamableHttp.js"),
     import("@modelcontextprotocol/sdk/types.js"),
   ]);
   return {
     Client: client.Client,
-    StdioClientTransport: stdio.StdioClientTransport,
-    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
     McpError: types.McpError,
     ErrorCode: types.ErrorCode,
     ToolListChangedNotificationSchema: types.ToolListChangedNotificationSchema,
@@ -104,13 +100,17 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
     stderrTail = [...stderrTail, ...lines].slice(-STDERR_TAIL_LINES);
   };
 
-  const makeTransport = (loaded: Sdk) => {
+  const makeTransport = async () => {
     if (config.type === "http") {
-      return new loaded.StreamableHTTPClientTransport(new URL(config.url), {
+      const { StreamableHTTPClientTransport } = await import(
+        "@modelcontextprotocol/sdk/client/streamableHttp.js"
+      );
+      return new StreamableHTTPClientTransport(new URL(config.url), {
         requestInit: { headers: config.headers },
       });
     }
-    const transport = new loaded.StdioClientTransport({
+    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const transport = new StdioClientTransport({
       command: config.command,
       args: config.args,
       env: options.env,
@@ -162,10 +162,10 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
     stderrTail = [];
     if (state.state !== "starting") set({ state: "starting" });
     try {
-      sdk ??= await loadSdk();
+      const [loaded, transport] = await Promise.all([loadSdk(), makeTransport()]);
+      sdk = loaded;
       if (closed || generation !== attempt) return;
-      const transport = makeTransport(sdk);
-      const client = new sdk.Client({ name: "guppy", version: "0.1.0" }, { capabilities: {} });
+      const client = new loaded.Client({ name: "guppy", version: "0.1.0" }, { capabilities: {} });
       live = {
         client,
         pid: () => ("pid" in transport ? (transport.pid ?? undefined) : undefined),
@@ -181,7 +181,6 @@ export function createMcpConnection(options: McpConnectionOptions): McpConnectio
       await client.connect(transport, { timeout: options.timeoutMs });
       const listed = await listAll(client);
       if (closed || generation !== attempt) return;
-      const loaded = sdk;
       client.setNotificationHandler(loaded.ToolListChangedNotificationSchema, async () => {
         try {
           const next = await listAll(client);

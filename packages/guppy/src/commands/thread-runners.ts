@@ -1,11 +1,13 @@
 import {
   type AgentRunner,
   type ConcurrencyLimiter,
+  createMcpManager,
   createScheduleTool,
   createSubagents,
   createThreadRunner,
   type GuppyConfig,
   type Logger,
+  type McpManager,
   type Redactor,
   type ResolvedModel,
   type ServiceTools,
@@ -13,6 +15,7 @@ import {
   type Subagents,
   type ThreadHandle,
 } from "@guppy/core";
+import { secretEnvNames } from "@guppy/core/config";
 import type { SandboxConfig } from "@guppy/core/sandbox";
 
 export interface ThreadRunnersOptions {
@@ -33,13 +36,18 @@ export interface ThreadRunnersOptions {
 /**
  * How `guppy serve` and `guppy chat` make a thread's runner: its tools, the schedule tool and the
  * subagent services, and its children's runners (the parent's workspace, sandbox view and tools
- * without spawn/subagent; an event a child schedules fires into its parent's thread).
+ * without spawn/subagent; an event a child schedules fires into its parent's thread). The MCP
+ * servers of `mcpServers` start connecting here, in the background; every runner offers the
+ * tools of those connected. The caller closes `mcp` when it stops.
  */
 export function createThreadRunners(options: ThreadRunnersOptions): {
   subagents: Subagents;
   createRunner(threadId: string): AgentRunner;
+  /** The MCP servers' connections; undefined when none is configured. */
+  mcp: McpManager | undefined;
 } {
   const { config, resolved, store, logger, redactor, sandboxConfig } = options;
+  const mcp = startMcpServers(config, resolved, logger);
   // The tool only writes event files: a gateway on this home fires them.
   const schedule = (threadId: string) => () =>
     createScheduleTool({ home: config.home, threadId, timezone: config.timezone });
@@ -57,6 +65,7 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
         ? { threadHandle: () => options.threadHandle?.(workspaceThreadId ?? threadId) }
         : {}),
       services,
+      ...(mcp ? { extraTools: mcp } : {}),
     });
   const subagents = createSubagents({
     store,
@@ -70,7 +79,27 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
   });
   return {
     subagents,
+    mcp,
     createRunner: (threadId) =>
       runner(threadId, { ...subagents.tools(threadId), schedule: schedule(threadId) }),
   };
+}
+
+/** The configured MCP servers, connecting in the background; undefined when there are none. */
+function startMcpServers(
+  config: GuppyConfig,
+  resolved: ResolvedModel,
+  logger: Logger,
+): McpManager | undefined {
+  const servers = config.mcpServers ?? {};
+  if (Object.keys(servers).length === 0) return undefined;
+  const mcp = createMcpManager({
+    servers,
+    secretEnv: secretEnvNames(config.settings),
+    modelProvider: resolved.model.provider,
+    timeoutMs: config.mcpTimeoutSeconds * 1000,
+    logger,
+  });
+  mcp.start();
+  return mcp;
 }
