@@ -152,6 +152,7 @@ export function createLocalThread(
       // The chat holds the session's lock: a command listed there was left by one that was killed.
       takeOverRunningTrees(toolsFile, logger, "a guppy chat");
       // A one-shot prompt sees the MCP servers' tools: they get GUPPY_MCP_START_SECONDS to connect.
+      mcp?.start();
       await mcp?.ready(config.mcpStartSeconds * 1000);
       await orchestrator.start();
       subagents.recover();

@@ -182,6 +182,9 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     channels: channels.map((c) => c.name),
     maxConcurrent: config.maxConcurrent,
   });
+  // The MCP servers connect in the background once the gateway answers (loading the SDK and
+  // starting their processes would delay that); their tools are added to runs as they come.
+  mcp?.start();
 
   // SIGHUP: the terminal it ran in was closed (node's default would end it mid-run).
   const signal = await new Promise<NodeJS.Signals>((resolve) => {

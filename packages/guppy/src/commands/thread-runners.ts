@@ -36,9 +36,9 @@ export interface ThreadRunnersOptions {
 /**
  * How `guppy serve` and `guppy chat` make a thread's runner: its tools, the schedule tool and the
  * subagent services, and its children's runners (the parent's workspace, sandbox view and tools
- * without spawn/subagent; an event a child schedules fires into its parent's thread). The MCP
- * servers of `mcpServers` start connecting here, in the background; every runner offers the
- * tools of those connected. The caller closes `mcp` when it stops.
+ * without spawn/subagent; an event a child schedules fires into its parent's thread). Every
+ * runner offers the tools of the MCP servers (`mcpServers`) connected at its run; the caller
+ * starts `mcp` when it suits it (the gateway once it is ready) and closes it when it stops.
  */
 export function createThreadRunners(options: ThreadRunnersOptions): {
   subagents: Subagents;
@@ -47,7 +47,7 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
   mcp: McpManager | undefined;
 } {
   const { config, resolved, store, logger, redactor, sandboxConfig } = options;
-  const mcp = startMcpServers(config, resolved, logger);
+  const mcp = mcpServers(config, resolved, logger);
   // The tool only writes event files: a gateway on this home fires them.
   const schedule = (threadId: string) => () =>
     createScheduleTool({ home: config.home, threadId, timezone: config.timezone });
@@ -85,21 +85,19 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
   };
 }
 
-/** The configured MCP servers, connecting in the background; undefined when there are none. */
-function startMcpServers(
+/** The configured MCP servers (not started yet); undefined when there are none. */
+function mcpServers(
   config: GuppyConfig,
   resolved: ResolvedModel,
   logger: Logger,
 ): McpManager | undefined {
   const servers = config.mcpServers ?? {};
   if (Object.keys(servers).length === 0) return undefined;
-  const mcp = createMcpManager({
+  return createMcpManager({
     servers,
     secretEnv: secretEnvNames(config.settings),
     modelProvider: resolved.model.provider,
     timeoutMs: config.mcpTimeoutSeconds * 1000,
     logger,
   });
-  mcp.start();
-  return mcp;
 }
