@@ -23,11 +23,9 @@ const text = (content: unknown): string =>
           .join("")
       : "";
 
-const users = (request: ChatCompletionRequest) =>
-  request.messages
-    .filter((m) => m.role === "user")
-    .map((m) => text(m.content))
-    .join("\n");
+/** The prompt of this turn (the session's earlier ones are in the request too). */
+const lastUser = (request: ChatCompletionRequest) =>
+  text(request.messages.filter((m) => m.role === "user").at(-1)?.content);
 
 /**
  * A model that calls everything__echo for a prompt "echo <word>" and answers with what the tool
@@ -38,7 +36,7 @@ function respond(request: ChatCompletionRequest) {
   if (last?.role === "tool") {
     return { content: `the tool said: ${text(last.content)}` };
   }
-  const echo = /echo (\S+)/.exec(users(request));
+  const echo = /echo (\S+)/.exec(lastUser(request));
   if (echo) {
     return {
       toolCalls: [{ name: "everything__echo", arguments: JSON.stringify({ message: echo[1] }) }],
