@@ -38,6 +38,8 @@ export {
   type Secret,
   type TextStream,
 } from "./logging/redact.js";
+export { createMcpManager, type McpManager } from "./mcp/create-mcp-manager.js";
+export type { McpServerStatus } from "./mcp/types.js";
 export { type ResolvedModel, resolveModel } from "./model/resolve-model.js";
 export {
   type ConcurrencyLimiter,
@@ -58,7 +60,12 @@ export {
   type Subagents,
   type SubagentsOptions,
 } from "./subagents/create-subagents.js";
-export { createCoreTools, type ServiceToolName, type ServiceTools } from "./tools/create-tools.js";
+export {
+  createCoreTools,
+  type ExtraToolSource,
+  type ServiceToolName,
+  type ServiceTools,
+} from "./tools/create-tools.js";
 export { createScheduleTool, type ScheduleToolOptions } from "./tools/schedule-tool.js";
 export {
   createSearchChannelTool,

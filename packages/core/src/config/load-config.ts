@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import { toolPolicyValue } from "../tools/tool-policy.js";
 import { ConfigError } from "./config-error.js";
 import { maskUrlCredentials } from "./mask-url-credentials.js";
 import { parseJsoncFile } from "./parse-jsonc-file.js";
@@ -97,8 +98,18 @@ export function loadConfig<S extends SettingDefinitions = {}>(
 
   const values: Record<string, unknown> = {};
   const sources: Record<string, ConfigSource> = {};
+  // `tools` may name an MCP server's tools (`<server>__<tool>`) of the servers settings.json lists.
+  const mcpServers = fileSettings.mcpServers;
+  const toolsParser = toolPolicyValue(
+    mcpServers && typeof mcpServers === "object" && !Array.isArray(mcpServers)
+      ? Object.keys(mcpServers)
+      : [],
+  );
   for (const key of keys) {
-    const def = settings[key] as SettingDefinition;
+    const def =
+      key === "tools"
+        ? { ...(settings[key] as SettingDefinition), parse: toolsParser }
+        : (settings[key] as SettingDefinition);
     // A settings.json-only setting (no variable) has no flag either.
     const flag = def.env ? options.flags?.[key] : undefined;
     const envRaw = def.env ? nonEmpty(env[def.env]) : undefined;

@@ -19,7 +19,12 @@ import { sandboxPathPolicy } from "../sandbox/thread-view.js";
 import type { Store } from "../store/create-store.js";
 import { ATTACHMENTS_DIR, parseThreadId } from "../store/thread-layout.js";
 import { timeStamp } from "../time/local-time.js";
-import { createRoleTools, type ServiceTools } from "../tools/create-tools.js";
+import {
+  createRoleTools,
+  type ExtraToolSource,
+  type ServiceTools,
+  withExtraTools,
+} from "../tools/create-tools.js";
 import { createReadUrlTool } from "../tools/read-url-tool.js";
 import type { ToolContext } from "../tools/tool-context.js";
 import { guestPathPolicy } from "../tools/tool-policy.js";
@@ -48,6 +53,11 @@ export interface ThreadRunnerOptions {
   threadHandle?: () => ThreadHandle | undefined;
   /** Tools the app's services make for this thread (schedule, send_message, spawn, subagent). */
   services?: ServiceTools;
+  /**
+   * Tools that come and go (the MCP servers'), added after the built-in ones for the roles the
+   * `tools` setting gives them; the run's list is rebuilt when their version changes.
+   */
+  extraTools?: ExtraToolSource;
   /**
    * The thread whose workspace, saved outputs and sandbox view the tools use (default: this
    * one): a subagent's is its parent's, so it works on the same files under the same rules.
@@ -111,6 +121,12 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   });
   const ownerTools = withAgentPaths(roleTools.owner, sandbox);
   const guestTools = withAgentPaths(roleTools.guest, sandbox);
+  const toolsFor = withExtraTools({ owner: ownerTools, guest: guestTools }, options.extraTools, {
+    channel: parseThreadId(threadId).adapter,
+    policy: config.tools,
+  });
+  /** The lists made for guests: their system prompt is a guest's. */
+  const guestLists = new WeakSet<readonly AgentTool[]>();
   const os = `${platform()} ${release()}`;
   const warned = new Set<string>();
   let last:
@@ -131,7 +147,11 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     compactKeepRecentTokens: config.compactKeepRecentTokens,
     toolResultMaxChars: config.toolResultMaxChars,
     tools: ownerTools,
-    toolsFor: (role) => (role === "guest" ? guestTools : ownerTools),
+    toolsFor: (role) => {
+      const tools = toolsFor(role);
+      if (role === "guest") guestLists.add(tools);
+      return tools;
+    },
     // Re-read before every run (shared by a channel's threads for a moment, see
     // prompt-sources.ts): memory, daily notes, identity files and skills may have changed.
     // The same sources on the same day give the same bytes, so the last prompt is reused.
@@ -162,7 +182,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
         sources,
         skillsInline: config.skillsInline,
         toAgentPath: sandbox.toAgentPath,
-        audience: runTools === guestTools ? "guest" : "owner",
+        audience: guestLists.has(runTools) ? "guest" : "owner",
       });
       last = { sources, date, tools: runTools, prompt };
       return prompt;

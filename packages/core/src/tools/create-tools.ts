@@ -78,6 +78,17 @@ export function createCoreTools(ctx: ToolContext): AgentTool[] {
   return createBuiltinTools(ctx, ["bash", "read", "write", "edit"]);
 }
 
+/**
+ * Tools that come and go while a thread lives: an MCP server's, added when it connects and gone
+ * while it is down. `version` changes whenever `tools` would give another set, so a thread's
+ * role lists (on which its system prompt is cached) are rebuilt only then.
+ */
+export interface ExtraToolSource {
+  version(): number;
+  /** The tools now, in a stable order (the same set gives the same order). */
+  tools(): readonly AgentTool[];
+}
+
 export interface RoleToolsOptions extends ToolThread {
   /** An owner's context: the thread's workspace, sandbox and path policy. */
   owner: ToolContext;
@@ -107,4 +118,42 @@ export function createRoleTools(options: RoleToolsOptions): Record<Role, AgentTo
     return available.filter((tool) => names.includes(tool.name));
   };
   return { owner: make("owner"), guest: make("guest") };
+}
+
+/**
+ * Each role's tools for a run: its built-in list (createRoleTools), then the `extra` tools the
+ * `tools` setting gives it (they are named in it by their full names; a guest has none by
+ * default). The same array is returned while `extra`'s version stays, so the system prompt,
+ * cached on that array, is rebuilt only when the set changes.
+ */
+export function withExtraTools(
+  builtins: Record<Role, AgentTool[]>,
+  extra: ExtraToolSource | undefined,
+  rules: { channel: string; policy?: ToolPolicySettings },
+): (role: Role) => AgentTool[] {
+  if (!extra) return (role) => builtins[role];
+  const cache = new Map<Role, { version: number; signature: string; tools: AgentTool[] }>();
+  return (role) => {
+    const version = extra.version();
+    const cached = cache.get(role);
+    if (cached?.version === version) return cached.tools;
+    const more = extra.tools();
+    const names = toolNamesFor(
+      rules.policy,
+      rules.channel,
+      role,
+      more.map((tool) => tool.name),
+    );
+    const chosen = more.filter((tool) => names.includes(tool.name));
+    // A server that restarted with the same tools keeps the list (and the cached prompt).
+    const signature = JSON.stringify(chosen.map((t) => [t.name, t.description, t.parameters]));
+    const tools =
+      cached?.signature === signature
+        ? cached.tools
+        : chosen.length === 0
+          ? builtins[role]
+          : [...builtins[role], ...chosen];
+    cache.set(role, { version, signature, tools });
+    return tools;
+  };
 }

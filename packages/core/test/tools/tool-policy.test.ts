@@ -132,6 +132,34 @@ describe("the tools setting in settings.json", () => {
     );
   });
 
+  it("takes an MCP tool's full name when settings.json configures its server", () => {
+    const t = tempHome();
+    try {
+      t.write(
+        "settings.json",
+        JSON.stringify({
+          mcpServers: { github: { command: "gh-mcp" } },
+          tools: { cli: { owner: { deny: ["github__create_issue"] } } },
+        }),
+      );
+      expect(loadConfig({ env: {}, home: t.home }).tools).toEqual({
+        cli: { owner: { deny: ["github__create_issue"] } },
+      });
+      t.write(
+        "settings.json",
+        JSON.stringify({
+          mcpServers: { github: { command: "gh-mcp" } },
+          tools: { cli: { owner: { deny: ["gitlab__create_issue"] } } },
+        }),
+      );
+      expect(() => loadConfig({ env: {}, home: t.home })).toThrow(
+        /unknown tool "gitlab__create_issue".*github__\*/,
+      );
+    } finally {
+      t.cleanup();
+    }
+  });
+
   it("refuses an unknown role or rule key with a did-you-mean, and a wrong shape", () => {
     expect(failure({ telegram: { gust: { allow: ["read"] } } })).toContain(
       'tools.telegram: unknown role "gust" — did you mean "guest"? (roles: owner, guest)',

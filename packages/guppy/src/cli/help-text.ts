@@ -15,6 +15,8 @@ Usage:
                                     add an event file (T: immediate, one-shot, periodic;
                                     S: ISO time or cron; default target the terminal's thread)
   guppy events rm <id>              remove a scheduled event
+  guppy mcp list                    the MCP servers of mcpServers: state (connected, starting,
+                                    failed: why) and their tools' names
   guppy serve                       run the gateway: HTTP API (127.0.0.1:7420) and configured channels
   guppy pairing list <channel>      pending pairing requests and admitted users with their roles
                                     (channels: ${accessChannels.join(", ")})

@@ -43,6 +43,9 @@ export async function main(argv: string[]): Promise<void> {
         case "events":
           code = await (await import("../commands/events-command.js")).eventsCommand(args);
           break;
+        case "mcp":
+          code = await (await import("../commands/mcp-command.js")).mcpCommand(args);
+          break;
         case "pairing":
           code = await (await import("../commands/access-commands.js")).pairingCommand(args);
           break;

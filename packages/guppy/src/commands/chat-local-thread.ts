@@ -57,7 +57,7 @@ export function createLocalThread(
   const journal = join(dir, CHAT_INBOX_FILE);
   // One run at a time, the thread's or a subagent's (a waiting parent lends its slot).
   const limiter = createConcurrencyLimiter(1);
-  const { subagents, createRunner } = createThreadRunners({
+  const { subagents, createRunner, mcp } = createThreadRunners({
     config,
     resolved,
     store,
@@ -153,6 +153,9 @@ export function createLocalThread(
     async start() {
       // The chat holds the session's lock: a command listed there was left by one that was killed.
       takeOverRunningTrees(toolsFile, logger, "a guppy chat");
+      // A one-shot prompt sees the MCP servers' tools: they get GUPPY_MCP_START_SECONDS to connect.
+      mcp?.start();
+      await mcp?.ready(config.mcpStartSeconds * 1000);
       await orchestrator.start();
       subagents.recover();
     },
@@ -160,6 +163,7 @@ export function createLocalThread(
       // Called once the chat's prompts ended: saves the log cursor and status.json.
       subagents.stop();
       await orchestrator.shutdown(0);
+      await mcp?.close();
       recordRunningTrees(undefined);
       // Every prompt answered, the cursor past their lines: nothing is left to replay, and the
       // answered prompts' ids, which a gateway keeps until the thread idles, would pile up.

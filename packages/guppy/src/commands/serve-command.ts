@@ -70,7 +70,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   const store = createStore({ home: config.home, logger, redactor });
   // One set of run slots for the threads and their subagents (GUPPY_MAX_CONCURRENT).
   const limiter = createConcurrencyLimiter(config.maxConcurrent);
-  const { subagents, createRunner } = createThreadRunners({
+  const { subagents, createRunner, mcp } = createThreadRunners({
     config,
     resolved,
     store,
@@ -184,6 +184,9 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     channels: channels.map((c) => c.name),
     maxConcurrent: config.maxConcurrent,
   });
+  // The MCP servers connect in the background once the gateway answers (loading the SDK and
+  // starting their processes would delay that); their tools are added to runs as they come.
+  mcp?.start();
 
   // SIGHUP: the terminal it ran in was closed (node's default would end it mid-run).
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
@@ -194,7 +197,11 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   events.stop();
   // Subagents still running once the threads' runs drained stop with the gateway; their results
   // (or that they were interrupted) are handed over at the next start.
-  return shutdown(signal, config, channels, orchestrator, gw, () => subagents.stop());
+  return shutdown(signal, config, channels, orchestrator, gw, async () => {
+    subagents.stop();
+    // The MCP servers' processes end with the gateway.
+    await mcp?.close();
+  });
 }
 
 /** `<home>/subagents.jsonl`: subagents whose results their parents have not got yet. */
@@ -212,7 +219,7 @@ async function shutdown(
   channels: GatewayChannel<AppConfig>[],
   orchestrator: ReturnType<typeof createOrchestrator>,
   gw: ReturnType<typeof createGatewayLogger>,
-  afterDrain: () => void,
+  afterDrain: () => Promise<void>,
 ): Promise<number> {
   const graceMs = config.shutdownGraceSeconds * 1000;
   const running = orchestrator.counters().runningNow;
@@ -250,7 +257,7 @@ async function shutdown(
   // The chat channels stop polling at once but post until the drain ends: its answers go out.
   const stopped = Promise.allSettled(channels.map((c) => c.stop(drained)));
   await drained;
-  afterDrain();
+  await afterDrain();
   // Every run has ended; a tool command aborted at the end of the grace period may still wait
   // for its SIGKILL, whose timer does not keep the process alive.
   killRunningTrees();

@@ -1,12 +1,14 @@
 import {
   type AgentRunner,
   type ConcurrencyLimiter,
+  createMcpManager,
   createScheduleTool,
   createSearchChannelTool,
   createSubagents,
   createThreadRunner,
   type GuppyConfig,
   type Logger,
+  type McpManager,
   type Redactor,
   type ResolvedModel,
   type Role,
@@ -15,6 +17,7 @@ import {
   type Subagents,
   type ThreadHandle,
 } from "@guppy/core";
+import { secretEnvNames } from "@guppy/core/config";
 import type { SandboxConfig } from "@guppy/core/sandbox";
 
 export interface ThreadRunnersOptions {
@@ -35,13 +38,18 @@ export interface ThreadRunnersOptions {
 /**
  * How `guppy serve` and `guppy chat` make a thread's runner: its tools, the schedule tool and the
  * subagent services, and its children's runners (the parent's workspace, sandbox view and tools
- * without spawn/subagent; an event a child schedules fires into its parent's thread).
+ * without spawn/subagent; an event a child schedules fires into its parent's thread). Every
+ * runner offers the tools of the MCP servers (`mcpServers`) connected at its run; the caller
+ * starts `mcp` when it suits it (the gateway once it is ready) and closes it when it stops.
  */
 export function createThreadRunners(options: ThreadRunnersOptions): {
   subagents: Subagents;
   createRunner(threadId: string): AgentRunner;
+  /** The MCP servers' connections; undefined when none is configured. */
+  mcp: McpManager | undefined;
 } {
   const { config, resolved, store, logger, redactor, sandboxConfig } = options;
+  const mcp = mcpServers(config, resolved, logger);
   // The tool only writes event files: a gateway on this home fires them.
   const schedule = (threadId: string) => () =>
     createScheduleTool({ home: config.home, threadId, timezone: config.timezone });
@@ -69,6 +77,7 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
         ? { threadHandle: () => options.threadHandle?.(workspaceThreadId ?? threadId) }
         : {}),
       services,
+      ...(mcp ? { extraTools: mcp } : {}),
     });
   const subagents = createSubagents({
     store,
@@ -86,6 +95,7 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
   });
   return {
     subagents,
+    mcp,
     createRunner: (threadId) =>
       runner(threadId, {
         ...subagents.tools(threadId),
@@ -93,4 +103,21 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
         search_channel: searchChannel(threadId),
       }),
   };
+}
+
+/** The configured MCP servers (not started yet); undefined when there are none. */
+function mcpServers(
+  config: GuppyConfig,
+  resolved: ResolvedModel,
+  logger: Logger,
+): McpManager | undefined {
+  const servers = config.mcpServers ?? {};
+  if (Object.keys(servers).length === 0) return undefined;
+  return createMcpManager({
+    servers,
+    secretEnv: secretEnvNames(config.settings),
+    modelProvider: resolved.model.provider,
+    timeoutMs: config.mcpTimeoutSeconds * 1000,
+    logger,
+  });
 }
