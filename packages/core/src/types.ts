@@ -175,7 +175,10 @@ export interface AgentRunner {
   prompt(input: PromptInput): Promise<RunResult>;
   /** Stops the LLM stream and kills running tools; the partial answer is kept. */
   abort(): void;
-  /** Injects a message into the running agent (taken after the current tool batch). False if idle. */
+  /**
+   * Injects a message into the running agent, taken after the running tool call (the batch's calls
+   * not started yet are skipped). False if idle.
+   */
   steer(text: string): boolean;
   subscribe(listener: RunnerEventListener): () => void;
   messages(): readonly AgentMessage[];
