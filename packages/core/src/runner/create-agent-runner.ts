@@ -63,6 +63,8 @@ export interface AgentRunnerOptions {
   streamIdleTimeoutSeconds?: number;
   /** Reply token limit. */
   maxTokens?: number;
+  /** Sampling temperature of every request, summaries too (absent: the provider's default). */
+  temperature?: number;
   /** Extra context transform, run before the context engine's own on every request. */
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
   /** Compaction starts at window minus this (GUPPY_COMPACT_RESERVE_TOKENS, default 16,384). */
@@ -142,6 +144,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     maxRetryWaitSeconds: options.maxRetryWaitSeconds,
     maxAnswerChars: options.maxAnswerChars,
     retryBaseDelayMs: options.retryBaseDelayMs,
+    temperature: options.temperature,
     onRetry,
     base: baseStreamFn,
   };

@@ -1,5 +1,5 @@
 import type { Orchestrator, Role, ThreadStatus } from "@guppy/core";
-import { eventLine } from "../../terminal/status-text.js";
+import { eventLine, lastActivityText } from "../../terminal/status-text.js";
 
 /** The chat commands, in the order /help lists them and Telegram's menu shows them. */
 export const chatCommands = [
@@ -55,6 +55,7 @@ export function statusText(status: ThreadStatus): string {
     `Context: ${formatTokens(status.contextTokens)} / ${formatTokens(status.contextWindow)} tokens (${pct}%), ${status.messages} messages, ${status.compactions} compactions`,
     `Cost: $${status.cost.toFixed(4)}`,
     `State: ${status.state}, ${status.queued} queued`,
+    `Last activity: ${lastActivityText(status.lastActivity)}`,
     ...(status.sandbox ? [`Sandbox: ${status.sandbox}`] : []),
     ...(status.subagents && status.subagents.length > 0
       ? [
