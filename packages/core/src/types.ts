@@ -98,6 +98,11 @@ export type RunnerEvent =
   | { type: "text_delta"; delta: string }
   | { type: "tool_call"; toolCallId: string; name: string; args: unknown }
   | { type: "tool_result"; toolCallId: string; name: string; isError: boolean; text: string }
+  /**
+   * A running tool's output so far (bash): its last lines (at most TOOL_OUTPUT_LINES, the whole
+   * text replacing the last one shown), at most a few a second; its `tool_result` follows.
+   */
+  | { type: "tool_output"; toolCallId: string; name: string; text: string }
   | { type: "usage"; usage: Usage; totals: UsageTotals }
   /** Before each request: what it carries (tokens / window, messages, compactions so far). */
   | { type: "context"; stats: ContextStats }

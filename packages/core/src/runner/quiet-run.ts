@@ -35,6 +35,8 @@ export function createQuietRunGate(emitNow: (event: RunnerEvent) => void): Quiet
     holding: false,
     steered: false,
     emit(event) {
+      // Live output of a held run would be stale by its release: its tool_result says it all.
+      if (held && event.type === "tool_output") return;
       if (held && !UNHELD_EVENTS.has(event.type)) held.push(event);
       else emitNow(event);
     },
