@@ -229,6 +229,11 @@ export interface ThreadHandle {
   onEvent?(event: RunnerEvent): void;
   /** A short message from guppy itself (busy, interrupted run, nothing to steer). */
   notice(text: string): void | Promise<void>;
+  /**
+   * A short reply to the sender of this handle's message alone (busy, nothing to steer, a guest's
+   * steer refused): where the channel can, only they see it (Slack: ephemeral). Absent: `notice`.
+   */
+  acknowledge?(text: string): void | Promise<void>;
   /** Posts a file from disk to the thread (the `upload` tool); absent where the channel cannot. */
   uploadFile?(path: string, comment?: string): Promise<void>;
   /**

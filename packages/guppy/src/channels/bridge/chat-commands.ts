@@ -1,4 +1,4 @@
-import type { Orchestrator, Role, ThreadStatus } from "@guppy/core";
+import type { Orchestrator, Role, ThreadHandle, ThreadStatus } from "@guppy/core";
 import { eventLine, lastActivityText } from "../../terminal/status-text.js";
 
 /** The chat commands, in the order /help lists them and Telegram's menu shows them. */
@@ -79,7 +79,12 @@ export async function runThreadCommand(
   command: Exclude<ChatCommandName, "start" | "help">,
   args: string,
   /** The message's id, and its sender's role (a `/steer` carries it: a guest's cannot redirect an owner's run). */
-  sender: { messageId?: string; role: Role },
+  sender: {
+    messageId?: string;
+    role: Role;
+    /** Where a `/steer`'s "nothing to steer" goes (to its sender alone where the channel can). */
+    thread?: ThreadHandle;
+  },
 ): Promise<string | undefined> {
   const { messageId, role } = sender;
   try {
@@ -110,6 +115,7 @@ export async function runThreadCommand(
           text: args,
           role,
           ...(messageId ? { messageId } : {}),
+          ...(sender.thread ? { thread: sender.thread } : {}),
         });
         // Dropped (nothing runs): the orchestrator has told the thread so itself.
         if (result.status === "dropped" || result.status === "duplicate") return undefined;

@@ -12,6 +12,7 @@ import { ATTACHMENTS_DIR } from "@guppy/core/thread-layout";
 import type { Chat, Message, SlashCommandEvent, Thread } from "chat";
 import type { ChatUser, GroupReplies } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
+import { acknowledge } from "./acknowledge.js";
 import {
   helpText,
   type ParsedCommand,
@@ -86,13 +87,16 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
    * Posts `text` to `where` after the thread's earlier posts, off the intake path: the channel's
    * handler does not wait for it (a 429 on one chat must not hold up every chat's messages).
    */
-  const say = (where: Postable, text: string | Promise<string | undefined>): void => {
+  const say = (where: Postable, text: string | Promise<string | undefined>, to?: string): void => {
     const posted = Promise.resolve(text).then((ready) =>
       ready === undefined
         ? undefined
         : posts.post(where.id, async () => {
             try {
-              await postSplit(where as Thread, ready, reply);
+              // `to`: an acknowledgement for that user alone where the platform can (acknowledge.ts).
+              await (to
+                ? acknowledge(where, to, ready, reply)
+                : postSplit(where as Thread, ready, reply));
             } catch (error) {
               logger.warn("channel: could not post a reply", {
                 channel: adapterName,
@@ -132,12 +136,16 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
     if (name.command === "start") say(where, `Hi! Send me a message to start.\n\n${helpText()}`);
     else if (name.command === "help") say(where, helpText());
     else {
+      const to = name.command === "stop" || name.command === "steer" ? user.id : undefined;
+      const ack = (text: string) => say(where, text, to);
       say(
         where,
         runThreadCommand(orchestrator, threadId, name.command, name.args, {
           role: decision.role,
           ...(messageId ? { messageId } : {}),
+          ...(to ? { thread: { threadId, notice: ack, acknowledge: ack } } : {}),
         }),
+        to,
       );
     }
   };
@@ -167,7 +175,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
         begin = () => resolve(downloads.run());
       });
     lastThreadInChannel.set(thread.channelId, threadId);
-    const handle = createChatThreadHandle(threadId, thread, reply, logger);
+    const handle = createChatThreadHandle(threadId, thread, reply, logger, user.id);
     const result = orchestrator.send(threadId, {
       type: "prompt",
       text: downloads?.savedText ?? message.text,
