@@ -73,7 +73,7 @@ export function createChatThreadHandle(
     },
     acknowledge: async (text) => {
       try {
-        await acknowledge(thread, senderId, text, reply);
+        await acknowledge(thread, senderId, text, (t) => postSplit(thread, t, reply));
       } catch (error) {
         logger.warn("channel: could not post a notice", { threadId, error: String(error) });
       }

@@ -94,9 +94,8 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
         : posts.post(where.id, async () => {
             try {
               // `to`: an acknowledgement for that user alone where the platform can (acknowledge.ts).
-              await (to
-                ? acknowledge(where, to, ready, reply)
-                : postSplit(where as Thread, ready, reply));
+              const post = (text: string) => postSplit(where as Thread, text, reply);
+              await (to ? acknowledge(where, to, ready, post) : post(ready));
             } catch (error) {
               logger.warn("channel: could not post a reply", {
                 channel: adapterName,
