@@ -44,7 +44,13 @@ export const TOOL_OUTPUT_INTERVAL_MS = 250;
 /** The last lines of a tool's output so far, as a `tool_output` event shows them. */
 export function lastOutputLines(text: string): string {
   const lines = text.replace(/\s+$/, "").split("\n");
-  return lines.slice(-TOOL_OUTPUT_LINES).join("\n").slice(-TOOL_OUTPUT_CHARS);
+  const last = lines.slice(-TOOL_OUTPUT_LINES).join("\n");
+  if (last.length <= TOOL_OUTPUT_CHARS) return last;
+  // Cut at a line's start where there is one: a line cut in two could hold half a secret, which
+  // the redactor (matching whole values) would not know.
+  const tail = last.slice(-TOOL_OUTPUT_CHARS);
+  const start = tail.indexOf("\n");
+  return start === -1 ? tail : tail.slice(start + 1);
 }
 
 /** The text of a tool result (or a partial one): its text parts, other parts as `[type]`. */

@@ -64,5 +64,9 @@ describe("a running tool's output as tool_output events", () => {
       Array.from({ length: 8 }, (_, i) => `line ${i + 23}`),
     );
     expect(lastOutputLines("x".repeat(5000))).toHaveLength(1000);
+    // Past 1,000 characters it starts at a whole line.
+    expect(lastOutputLines(`${"a".repeat(600)}\n${"b".repeat(600)}\nend`)).toBe(
+      `${"b".repeat(600)}\nend`,
+    );
   });
 });
