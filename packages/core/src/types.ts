@@ -98,6 +98,11 @@ export type RunnerEvent =
   | { type: "text_delta"; delta: string }
   | { type: "tool_call"; toolCallId: string; name: string; args: unknown }
   | { type: "tool_result"; toolCallId: string; name: string; isError: boolean; text: string }
+  /**
+   * A running tool's output so far (bash): its last lines (at most TOOL_OUTPUT_LINES, the whole
+   * text replacing the last one shown), at most a few a second; its `tool_result` follows.
+   */
+  | { type: "tool_output"; toolCallId: string; name: string; text: string }
   | { type: "usage"; usage: Usage; totals: UsageTotals }
   /** Before each request: what it carries (tokens / window, messages, compactions so far). */
   | { type: "context"; stats: ContextStats }
@@ -175,7 +180,10 @@ export interface AgentRunner {
   prompt(input: PromptInput): Promise<RunResult>;
   /** Stops the LLM stream and kills running tools; the partial answer is kept. */
   abort(): void;
-  /** Injects a message into the running agent (taken after the current tool batch). False if idle. */
+  /**
+   * Injects a message into the running agent, taken after the running tool call (the batch's calls
+   * not started yet are skipped). False if idle.
+   */
   steer(text: string): boolean;
   subscribe(listener: RunnerEventListener): () => void;
   messages(): readonly AgentMessage[];
@@ -221,6 +229,11 @@ export interface ThreadHandle {
   onEvent?(event: RunnerEvent): void;
   /** A short message from guppy itself (busy, interrupted run, nothing to steer). */
   notice(text: string): void | Promise<void>;
+  /**
+   * A short reply to the sender of this handle's message alone (busy, nothing to steer, a guest's
+   * steer refused): where the channel can, only they see it (Slack: ephemeral). Absent: `notice`.
+   */
+  acknowledge?(text: string): void | Promise<void>;
   /** Posts a file from disk to the thread (the `upload` tool); absent where the channel cannot. */
   uploadFile?(path: string, comment?: string): Promise<void>;
   /**

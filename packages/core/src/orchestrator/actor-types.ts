@@ -39,7 +39,13 @@ export interface ActorHost {
   readonly stopped: Promise<undefined>;
   emit(event: OrchestratorEvent): void;
   /** Tells the thread (through `handle`, else its channel link) and the listeners. */
-  notify(threadId: string, handle: ThreadHandle | undefined, text: string): void;
+  /** `toSender`: a reply to the handle's sender alone (ThreadHandle.acknowledge, where it has one). */
+  notify(
+    threadId: string,
+    handle: ThreadHandle | undefined,
+    text: string,
+    toSender?: boolean,
+  ): void;
   /** The thread's handle from its channel link, when no live one came with the prompt. */
   linkHandle(threadId: string): ThreadHandle | undefined;
   /** Drops the actor from the registry, if it is still the one kept for its thread. */

@@ -324,7 +324,7 @@ function createHost(
       stopNow = () => resolve(undefined);
     }),
     emit,
-    notify(threadId, handle, text) {
+    notify(threadId, handle, text, toSender) {
       emit({ type: "notice", threadId, text });
       const target = handle ?? linkHandle(threadId);
       if (!target) {
@@ -332,7 +332,10 @@ function createHost(
         return;
       }
       try {
-        Promise.resolve(target.notice(text)).catch((error: unknown) =>
+        // Only the handle given for this message knows its sender (a linked handle does not).
+        const said =
+          toSender && handle?.acknowledge ? handle.acknowledge(text) : target.notice(text);
+        Promise.resolve(said).catch((error: unknown) =>
           logger.warn(`Could not post a notice to ${threadId}`, { error: String(error) }),
         );
       } catch (error) {

@@ -97,7 +97,7 @@ export class ThreadActor implements ActorState {
         busyTotal: host.counts.busy,
       });
       host.emit({ type: "busy", threadId, queued });
-      host.notify(threadId, message.thread, busyText(queued));
+      host.notify(threadId, message.thread, busyText(queued), true);
       return { status: "busy", queued };
     }
     let accepted: { record: AcceptedRecord; synced?: Promise<void> };
@@ -155,6 +155,7 @@ export class ThreadActor implements ActorState {
         threadId,
         message.thread,
         "This run was started by the owner; a guest cannot steer it. Send your message once it ends.",
+        true,
       );
       return { status: "dropped", reason: "a guest cannot steer an owner's run" };
     }
@@ -166,6 +167,7 @@ export class ThreadActor implements ActorState {
       threadId,
       message.thread,
       "Nothing is running in this thread, so there is nothing to steer.",
+      true,
     );
     return { status: "dropped", reason: "nothing is running" };
   }

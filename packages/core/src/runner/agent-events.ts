@@ -34,6 +34,33 @@ export function newRunState(): RunState {
   };
 }
 
+/** Lines of a running tool's output a `tool_output` event carries (its last ones). */
+export const TOOL_OUTPUT_LINES = 8;
+/** Characters of them at most (a line of minified JSON is no "line"). */
+const TOOL_OUTPUT_CHARS = 1_000;
+/** At most one `tool_output` per call this often: a chatty command must not flood a stream. */
+export const TOOL_OUTPUT_INTERVAL_MS = 250;
+
+/** The last lines of a tool's output so far, as a `tool_output` event shows them. */
+export function lastOutputLines(text: string): string {
+  const lines = text.replace(/\s+$/, "").split("\n");
+  const last = lines.slice(-TOOL_OUTPUT_LINES).join("\n");
+  if (last.length <= TOOL_OUTPUT_CHARS) return last;
+  // Cut at a line's start where there is one: a line cut in two could hold half a secret, which
+  // the redactor (matching whole values) would not know.
+  const tail = last.slice(-TOOL_OUTPUT_CHARS);
+  const start = tail.indexOf("\n");
+  return start === -1 ? tail : tail.slice(start + 1);
+}
+
+/** The text of a tool result (or a partial one): its text parts, other parts as `[type]`. */
+function resultText(result: unknown): string {
+  const content = (result as { content?: Array<{ type: string; text?: string }> })?.content;
+  return Array.isArray(content)
+    ? content.map((c) => (c.type === "text" ? (c.text ?? "") : `[${c.type}]`)).join("")
+    : String(result ?? "");
+}
+
 export const toolRoundsNote = (n: number) =>
   `I stopped after ${n} tool rounds (the GUPPY_MAX_TOOL_ROUNDS limit) before finishing. Tell me to continue if you want me to go on.`;
 
@@ -51,6 +78,35 @@ export function createEventTranslator(deps: {
 }) {
   const { emit } = deps;
   let thinking = false;
+  /** Per running call: when its output was last shown, and the update waiting for its turn. */
+  const outputs = new Map<
+    string,
+    { shownAt: number; timer?: NodeJS.Timeout; pending?: () => void }
+  >();
+  const showOutput = (id: string, name: string, text: string) => {
+    const state = outputs.get(id) ?? { shownAt: 0 };
+    outputs.set(id, state);
+    const show = () => {
+      state.timer = undefined;
+      state.pending = undefined;
+      state.shownAt = Date.now();
+      const lines = lastOutputLines(text);
+      if (lines !== "") emit({ type: "tool_output", toolCallId: id, name, text: lines });
+    };
+    const wait = state.shownAt + TOOL_OUTPUT_INTERVAL_MS - Date.now();
+    if (wait <= 0) show();
+    else {
+      // The latest output is shown when the interval is up (an earlier one waiting is replaced).
+      state.pending = show;
+      state.timer ??= setTimeout(() => state.pending?.(), wait);
+      state.timer.unref?.();
+    }
+  };
+  const endOutput = (id: string) => {
+    const state = outputs.get(id);
+    if (state?.timer) clearTimeout(state.timer);
+    outputs.delete(id);
+  };
   const startThinking = () => {
     thinking = true;
     emit({ type: "thinking_start" });
@@ -91,14 +147,15 @@ export function createEventTranslator(deps: {
           args: event.args,
         });
         break;
+      case "tool_execution_update":
+        showOutput(event.toolCallId, event.toolName, resultText(event.partialResult));
+        break;
       case "tool_execution_end": {
+        // Its result says the rest: no late output after it.
+        endOutput(event.toolCallId);
         // The tool may have written memory, notes or skills: the next run reads them afresh.
         markPromptSourcesStale();
-        const content = (event.result as { content?: Array<{ type: string; text?: string }> })
-          ?.content;
-        const text = Array.isArray(content)
-          ? content.map((c) => (c.type === "text" ? (c.text ?? "") : `[${c.type}]`)).join("")
-          : String(event.result ?? "");
+        const text = resultText(event.result);
         emit({
           type: "tool_result",
           toolCallId: event.toolCallId,
@@ -118,6 +175,7 @@ export function createEventTranslator(deps: {
         break;
       }
       case "agent_end":
+        for (const id of [...outputs.keys()]) endOutput(id);
         endThinking();
         deps.persist();
         break;

@@ -31,6 +31,7 @@ import {
 import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
 import { createLoopAgent } from "./loop-agent.js";
 import { isAssistant, oneLine } from "./message-text.js";
+import { createQuietRunGate } from "./quiet-run.js";
 import type { RetryNotice } from "./retry-stream.js";
 
 export interface AgentRunnerOptions {
@@ -62,6 +63,8 @@ export interface AgentRunnerOptions {
   streamIdleTimeoutSeconds?: number;
   /** Reply token limit. */
   maxTokens?: number;
+  /** Sampling temperature of every request, summaries too (absent: the provider's default). */
+  temperature?: number;
   /** Extra context transform, run before the context engine's own on every request. */
   transformContext?: (messages: AgentMessage[], signal?: AbortSignal) => Promise<AgentMessage[]>;
   /** Compaction starts at window minus this (GUPPY_COMPACT_RESERVE_TOKENS, default 16,384). */
@@ -86,9 +89,6 @@ export interface AgentRunnerOptions {
   timeStamp?: (now: Date) => string;
 }
 
-/** Events a held (heartbeat) run passes on at once: figures, never anything a chat shows. */
-const UNHELD_EVENTS: ReadonlySet<RunnerEvent["type"]> = new Set(["usage", "context", "compaction"]);
-
 // Long by design: one closure per thread whose methods share its agent, engine and run state.
 export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   const { threadId, store, model } = options;
@@ -108,20 +108,14 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     if (runListener) call(runListener, event);
     for (const listener of listeners) call(listener, event);
   });
-  /**
-   * A heartbeat run's events until its answer is known: a quiet one (HEARTBEAT_OK) must not reach
-   * a chat, not even as streamed text.
-   */
-  let held: RunnerEvent[] | undefined;
+  /** A heartbeat run's events and messages, held until it is known to say something. */
+  const quiet = createQuietRunGate(emitNow);
   /** What this run's send_message calls posted to its own thread (no answer posted twice). */
   let sent: DeliveredWatch | undefined;
   const emit = (event: RunnerEvent) => {
     sent?.see(event);
-    if (held && !UNHELD_EVENTS.has(event.type)) held.push(event);
-    else emitNow(event);
+    quiet.emit(event);
   };
-  /** Set while a heartbeat run goes: its messages are saved only once it is known to say something. */
-  let holdPersist = false;
   /** Counts whole rewrites of context.jsonl (compactions): a quiet run then rewrites it again. */
   let rewrites = 0;
   const baseStreamFn = redactRequests(redactor, options.baseStreamFn);
@@ -150,6 +144,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
     maxRetryWaitSeconds: options.maxRetryWaitSeconds,
     maxAnswerChars: options.maxAnswerChars,
     retryBaseDelayMs: options.retryBaseDelayMs,
+    temperature: options.temperature,
     onRetry,
     base: baseStreamFn,
   };
@@ -256,7 +251,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   });
 
   const persist = () => {
-    if (holdPersist) return;
+    if (quiet.holding) return;
     const messages = agent.state.messages;
     if (messages.length > persisted) {
       try {
@@ -282,8 +277,6 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       run = newRunState();
       // A heartbeat's exchange is kept (saved, logged, shown) only if it says something.
       const heartbeat = input.origin?.kind === "heartbeat";
-      held = heartbeat ? [] : undefined;
-      holdPersist = heartbeat;
       const rewritesBefore = rewrites;
       sent = createDeliveredWatch(threadId);
       try {
@@ -303,6 +296,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
               }),
             );
         };
+        // A heartbeat's prompt is logged once the beat is kept (it said something, or was steered).
+        quiet.start(heartbeat, logPrompt);
         if (!heartbeat) logPrompt();
         emit({ type: "run_start", threadId, text: input.text });
         try {
@@ -315,25 +310,23 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         const outcome = runResult(run, idleTimeoutMs);
         // Nothing for the user (or a beat that failed or was stopped): the exchange leaves no
         // trace, so the next beat's request is what this one's was.
-        const quiet =
+        // A beat a person steered is a conversation: it is kept whatever it ended with.
+        const nothingToSay =
           heartbeat &&
+          !quiet.steered &&
           (outcome.stopReason === "error" ||
             outcome.stopReason === "aborted" ||
             isHeartbeatOk(outcome.text));
-        holdPersist = false;
-        if (quiet) {
+        if (nothingToSay) {
+          quiet.drop();
           dropRun(rewrites !== rewritesBefore);
-          held = undefined;
           logger.info(`Heartbeat on ${threadId}: nothing for the user (${outcome.stopReason})`, {
             ...(outcome.errorMessage ? { error: outcome.errorMessage } : {}),
           });
           emit({ type: "run_end", text: "", stopReason: outcome.stopReason, quiet: true });
           return redactor.value({ ...outcome, text: "" });
         }
-        if (heartbeat) logPrompt();
-        const kept = held ?? [];
-        held = undefined;
-        for (const event of kept) emitNow(event);
+        quiet.release();
         persist();
         const result = redactor.value(outcome);
         if (result.stopReason === "error" && result.errorMessage) {
@@ -364,8 +357,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
         });
         return result;
       } finally {
-        held = undefined;
-        holdPersist = false;
+        quiet.end();
         agent.clearAllQueues();
         runner.running = false;
         events.endThinking();
@@ -386,6 +378,8 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
       if (!runner.running) return false;
       const now = new Date();
       agent.steer({ role: "user", content: stamped(text, now), timestamp: now.getTime() });
+      // Steering a heartbeat makes it a conversation: shown as it goes, kept, never dropped quiet.
+      quiet.steer();
       return true;
     },
 

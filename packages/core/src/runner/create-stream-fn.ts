@@ -28,6 +28,8 @@ export interface StreamFnOptions {
   /** Told before each retry's wait. */
   onRetry?: (retry: RetryNotice) => void;
   cacheRetention?: CacheRetention;
+  /** Sampling temperature of every request (GUPPY_TEMPERATURE); absent: the provider's default. */
+  temperature?: number;
   /** When it returns a message, that message is the answer and no request is made. */
   intercept?: (model: Model<Api>) => AssistantMessage | undefined;
   /** Called as each request starts. */
@@ -67,6 +69,7 @@ export function createStreamFn(options: StreamFnOptions): StreamFn {
       ...streamOptions,
       ...(options.apiKey ? { apiKey: options.apiKey } : {}),
       ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       cacheRetention: options.cacheRetention ?? "short",
     };
     const policy = {

@@ -141,6 +141,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     maxRetries: config.maxRetries,
     maxRetryWaitSeconds: config.maxRetryWaitSeconds,
     maxAnswerChars: config.maxAnswerChars,
+    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
     streamIdleTimeoutSeconds: config.streamIdleTimeoutSeconds,
     maxToolRounds: config.maxToolRounds,
     compactReserveTokens: config.compactReserveTokens,

@@ -19,7 +19,11 @@ import { zeroUsage } from "./message-text.js";
  * of the transcript and the tools for every run): a run's ~10 events each reached the runner
  * through two async calls there — per prompt, several microseconds of the agents' thread, which
  * every other run waits on. Same loop, same events, same order; `onEvent` is called synchronously
- * after the transcript took the event in.
+ * after the transcript took the event in. One difference, by design: a tool call of a batch that has
+ * not started when a message is steered is not run — it gets SKIPPED_FOR_STEER as its result (an
+ * error, so pairing stays valid) and the model sees the steer right after the batch, instead of
+ * after every call it issued ran (seed 002: the user changed course; a `rm` queued behind a long
+ * `bash` should not run once they said "stop, do X instead").
  */
 export interface LoopAgent {
   readonly state: LoopAgentState;
@@ -29,7 +33,10 @@ export interface LoopAgent {
   continue(): Promise<void>;
   /** Cancels the run: its stream and tools get the abort signal. */
   abort(): void;
-  /** A message for the running loop, taken after the current tool batch (one per turn). */
+  /**
+   * A message for the running loop, taken after the running tool call (one per turn): the batch's
+   * calls not started yet are skipped.
+   */
   steer(message: AgentMessage): void;
   clearAllQueues(): void;
 }
@@ -56,6 +63,9 @@ export interface LoopAgentOptions {
   /** Every loop event, after the transcript took it in. Must not throw. */
   onEvent(event: AgentEvent): void;
 }
+
+/** The result of a call not run because a message was steered while its batch went on. */
+export const SKIPPED_FOR_STEER = "skipped: the user changed course";
 
 /** What `prompt` and `continue` reject with while a run is going (the runner checks first). */
 const ALREADY_RUNNING = "The agent is already running.";
@@ -92,6 +102,10 @@ export function createLoopAgent(options: LoopAgentOptions): LoopAgent {
     convertToLlm: options.convertToLlm,
     transformContext: options.transformContext,
     afterToolCall: options.afterToolCall,
+    // Calls run one at a time (sequential), so this is asked just before each starts: a steer
+    // waiting means the rest of the batch is skipped and the loop takes the steer after it.
+    beforeToolCall: async () =>
+      steering.length > 0 ? { block: true, reason: SKIPPED_FOR_STEER } : undefined,
     getSteeringMessages: async () => {
       if (skipSteering) {
         skipSteering = false;

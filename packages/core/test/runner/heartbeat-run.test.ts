@@ -175,6 +175,56 @@ describe("agent runner: heartbeat runs and time stamps (faux provider)", () => {
     ]);
   });
 
+  it("keeps a heartbeat a person steered, even when it ends HEARTBEAT_OK: their words and its answer stay, shown as they go", async () => {
+    let entered = () => {};
+    let release = () => {};
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const wait = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slowLook: AgentTool = {
+      ...lookTool,
+      execute: async () => {
+        entered();
+        await wait;
+        return { content: [{ type: "text", text: "all fine" }], details: {} };
+      },
+    };
+    script("tool", "HEARTBEAT_OK");
+    const runner = createAgentRunner({
+      threadId: THREAD,
+      store,
+      model: faux.getModel(),
+      apiKey: "faux",
+      systemPrompt: "test",
+      tools: [slowLook],
+      maxToolRounds: 5,
+      maxRetries: 0,
+    });
+    const events: RunnerEvent[] = [];
+    runner.subscribe((e) => events.push(e));
+    const run = runner.prompt({ text: "check the list", userName: "heartbeat", origin: HEARTBEAT });
+    await inTool;
+    // Held so far: nothing shown.
+    expect(events.filter((e) => e.type === "run_start")).toEqual([]);
+    expect(runner.steer("what time is my train?")).toBe(true);
+    // Released by the steer: what the beat did so far is shown at once.
+    expect(events.map((e) => e.type)).toContain("run_start");
+    release();
+    const result = await run;
+    expect(result.text).toBe("HEARTBEAT_OK");
+    expect(seen.at(-1)?.users).toEqual(["check the list", "what time is my train?"]);
+    const kept = store.loadContext(THREAD).map((m) => m.role);
+    expect(kept).toEqual(["user", "assistant", "toolResult", "user", "assistant"]);
+    expect(runner.messages().length).toBe(5);
+    expect(store.readLog(THREAD).map((e) => e.userName)).toContain("heartbeat");
+    const end = events.at(-1);
+    expect(end).toMatchObject({ type: "run_end", text: "HEARTBEAT_OK" });
+    expect(end && "quiet" in end).toBe(false);
+  });
+
   it("stamps each user message with its local time in the context as stored; log.jsonl keeps the text as typed", async () => {
     script("one", "two");
     const stamps = ["[Fri 2026-11-27 09:14 Europe/Berlin]", "[Fri 2026-11-27 09:20 Europe/Berlin]"];

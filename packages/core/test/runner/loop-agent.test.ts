@@ -8,7 +8,11 @@ import {
 } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createLoopAgent, type LoopAgentOptions } from "../../src/runner/loop-agent.js";
+import {
+  createLoopAgent,
+  type LoopAgentOptions,
+  SKIPPED_FOR_STEER,
+} from "../../src/runner/loop-agent.js";
 
 /** Answers "echo:<text>"; the first call waits for `release` when one is set. */
 function echoTool(gate?: { wait: Promise<void>; entered: () => void }): AgentTool {
@@ -130,6 +134,83 @@ describe("loop agent", () => {
       "change of plan",
       "after steer",
     ]);
+  });
+
+  it("skips the batch's calls not started when a message is steered: each gets a skipped result, the steer follows", async () => {
+    let release = () => {};
+    let entered = () => {};
+    const inTool = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    const wait = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const ran: string[] = [];
+    const gated = echoTool({ wait, entered });
+    const tool: AgentTool = {
+      ...gated,
+      execute: async (id, params, signal, onUpdate) => {
+        ran.push((params as { text: string }).text);
+        if (ran.length === 1) return gated.execute(id, params, signal, onUpdate);
+        return { content: [{ type: "text", text: "ran" }], details: {} };
+      },
+    };
+    const sent: string[][] = [];
+    faux.setResponses([
+      fauxAssistantMessage(
+        [
+          fauxToolCall("echo", { text: "one" }),
+          fauxToolCall("echo", { text: "two" }),
+          fauxToolCall("echo", { text: "three" }),
+        ],
+        { stopReason: "toolUse" },
+      ),
+      (context) => {
+        sent.push(context.messages.map((m) => `${m.role}:${textOf(m as AgentMessage)}`));
+        return fauxAssistantMessage("changed course");
+      },
+    ]);
+    const events: AgentEvent[] = [];
+    const agent = make(events, { tools: [tool] });
+    const run = agent.prompt("start");
+    await inTool;
+    agent.steer(userText("do something else"));
+    release();
+    await run;
+    expect(ran).toEqual(["one"]);
+    expect(sent).toEqual([
+      [
+        "user:start",
+        "assistant:[toolCall][toolCall][toolCall]",
+        "toolResult:echo:one",
+        `toolResult:${SKIPPED_FOR_STEER}`,
+        `toolResult:${SKIPPED_FOR_STEER}`,
+        "user:do something else",
+      ],
+    ]);
+    const results = agent.state.messages.filter((m) => m.role === "toolResult");
+    expect(results.map((m) => m.role === "toolResult" && m.isError)).toEqual([false, true, true]);
+  });
+
+  it("runs every call of a batch when nothing is steered", async () => {
+    const ran: string[] = [];
+    const tool: AgentTool = {
+      ...echoTool(),
+      execute: async (_id, params) => {
+        ran.push((params as { text: string }).text);
+        return { content: [{ type: "text", text: "ran" }], details: {} };
+      },
+    };
+    faux.setResponses([
+      fauxAssistantMessage(
+        [fauxToolCall("echo", { text: "one" }), fauxToolCall("echo", { text: "two" })],
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("done"),
+    ]);
+    const agent = make([], { tools: [tool] });
+    await agent.prompt("start");
+    expect(ran).toEqual(["one", "two"]);
   });
 
   it("continues from a transcript that ends in a user message without adding it twice", async () => {

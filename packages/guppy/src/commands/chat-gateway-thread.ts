@@ -174,6 +174,8 @@ function toRunnerEvent(
         isError: data.is_error === true,
         text: s("text"),
       };
+    case "tool_output":
+      return { type: "tool_output", toolCallId: s("id"), name: s("name"), text: s("text") };
     case "error":
       return {
         type: "error",

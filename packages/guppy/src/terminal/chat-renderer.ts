@@ -19,6 +19,11 @@ export function createChatRenderer(deps: {
   spinner: Spinner;
   /** Rewords a provider's error (the terminal names an endpoint it could not reach). */
   explainError?: (message: string) => string;
+  /**
+   * A running tool's last output lines are shown under its line and redrawn as they change
+   * (cursor movement: a terminal only). Off: `tool_output` events are not shown.
+   */
+  liveOutput?: boolean;
 }): (event: ThreadClientEvent) => void {
   const { out, styles, spinner } = deps;
   const explain = deps.explainError ?? ((message: string) => message);
@@ -41,6 +46,14 @@ export function createChatRenderer(deps: {
     const text = held;
     held = "";
     write(text);
+  };
+  /** Lines of live tool output on screen, right above the cursor's line. */
+  let liveLines = 0;
+  const clearLive = () => {
+    if (liveLines === 0) return;
+    // Up over them, then erase to the end of the screen: the next line takes their place.
+    out.write(`\x1b[${liveLines}A\r\x1b[J`);
+    liveLines = 0;
   };
 
   return (event) => {
@@ -80,8 +93,20 @@ export function createChatRenderer(deps: {
         );
         spinner.start(`running ${event.name}…`);
         break;
+      case "tool_output": {
+        if (!deps.liveOutput) break;
+        spinner.stop();
+        clearLive();
+        if (!atLineStart) write("\n");
+        const lines = event.text.split("\n");
+        for (const text of lines) write(`${styles.dim(terminalSafe(`    │ ${text}`))}\n`);
+        liveLines = lines.length;
+        spinner.start(`running ${event.name}…`);
+        break;
+      }
       case "tool_result": {
         spinner.stop();
+        clearLive();
         const first = terminalSafe(firstLine(event.text));
         line(event.isError ? styles.red(`    ✗ ${first}`) : styles.dim(`    ✓ ${first}`));
         break;
@@ -121,6 +146,7 @@ export function createChatRenderer(deps: {
       }
       case "run_end":
         spinner.stop();
+        clearLive();
         // Posted already by the run's send_message, and shown then: not a second time.
         if (event.delivered) held = "";
         flush();

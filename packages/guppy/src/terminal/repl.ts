@@ -35,6 +35,7 @@ export async function runRepl(
     out,
     styles,
     spinner: createSpinner(out, Boolean(out.isTTY), styles),
+    liveOutput: Boolean(out.isTTY),
     ...(explainError ? { explainError } : {}),
   });
   const unsubscribe = thread.subscribe(render);

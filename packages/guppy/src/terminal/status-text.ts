@@ -21,6 +21,7 @@ export function statusText(status: ThreadStatus): string {
     `model        ${status.model}`,
     `thread       ${status.threadId}`,
     `state        ${status.state}${status.queued > 0 ? `, ${status.queued} queued` : ""}`,
+    `last active  ${lastActivityText(status.lastActivity)}`,
     `messages     ${status.messages}`,
     `context      ${n(status.contextTokens)} / ${n(status.contextWindow)} tokens (${pct}%)`,
     `compactions  ${compactions(status)}`,
@@ -38,6 +39,26 @@ export function statusText(status: ThreadStatus): string {
     ),
   ];
   return lines.join("\n");
+}
+
+/**
+ * When the thread last had a message or a run: `2026-11-27 15:04 UTC (12 min ago)`, or "never"
+ * (no message since its files were made). `now` for tests.
+ */
+export function lastActivityText(iso: string | undefined, now = Date.now()): string {
+  if (!iso) return "never";
+  const at = Date.parse(iso);
+  if (Number.isNaN(at)) return iso;
+  const minutes = Math.max(0, Math.floor((now - at) / 60_000));
+  const ago =
+    minutes < 1
+      ? "just now"
+      : minutes < 120
+        ? `${minutes} min ago`
+        : minutes < 48 * 60
+          ? `${Math.floor(minutes / 60)} h ago`
+          : `${Math.floor(minutes / (24 * 60))} days ago`;
+  return `${new Date(at).toISOString().slice(0, 16).replace("T", " ")} UTC (${ago})`;
 }
 
 /** A scheduled event in one line: `remind  one-shot 2026-12-01T09:00:00  next 2026-12-01T08:00:00.000Z`. */

@@ -6,14 +6,14 @@ import { createChatRenderer } from "../../src/terminal/chat-renderer.js";
 import type { ThreadClientEvent } from "../../src/terminal/thread-client.js";
 
 /** The renderer writing to a buffer, without colours or a spinner. */
-function render(events: ThreadClientEvent[]): string {
+function render(events: ThreadClientEvent[], liveOutput = false): string {
   const out = new PassThrough();
   let text = "";
   out.on("data", (chunk: Buffer) => {
     text += chunk.toString("utf8");
   });
   const spinner = { start() {}, stop() {}, active: false };
-  const show = createChatRenderer({ out, styles: createStyles(false), spinner });
+  const show = createChatRenderer({ out, styles: createStyles(false), spinner, liveOutput });
   for (const event of events) show(event);
   return text;
 }
@@ -87,5 +87,36 @@ describe("the chat renderer", () => {
       },
     ]);
     expect(text).toContain("  ▸ send_message → http:api:other: hello there");
+  });
+
+  it("shows a running tool's last output lines under its line, redrawn in place, gone at its result", () => {
+    const events = [
+      { type: "tool_call", toolCallId: "c1", name: "bash", args: { command: "make" } },
+      { type: "tool_output", toolCallId: "c1", name: "bash", text: "step 1" },
+      { type: "tool_output", toolCallId: "c1", name: "bash", text: "step 1\nstep 2" },
+      { type: "tool_result", toolCallId: "c1", name: "bash", text: "built", isError: false },
+    ] as RunnerEvent[];
+    const text = render(events, true);
+    expect(text).toBe(
+      [
+        "  ▸ bash make\n",
+        "    │ step 1\n",
+        // Up one line and erase: the next lines replace it.
+        "\x1b[1A\r\x1b[J",
+        "    │ step 1\n    │ step 2\n",
+        "\x1b[2A\r\x1b[J",
+        "    ✓ built\n",
+      ].join(""),
+    );
+    // Not a terminal (a pipe, `chat -m --debug`): no live lines at all.
+    expect(render(events)).toBe("  ▸ bash make\n    ✓ built\n");
+  });
+
+  it("shows live output as text, never as control sequences", () => {
+    const text = render(
+      [{ type: "tool_output", toolCallId: "c1", name: "bash", text: "\u001b]0;PWNED\u0007" }],
+      true,
+    );
+    expect(text).toBe("    │ \\x1b]0;PWNED\\x07\n");
   });
 });

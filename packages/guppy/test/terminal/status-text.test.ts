@@ -1,7 +1,7 @@
 import type { ThreadStatus } from "@guppy/core";
 import { describe, expect, it } from "vitest";
 import { statusText as chatStatusText } from "../../src/channels/bridge/chat-commands.js";
-import { statusText } from "../../src/terminal/status-text.js";
+import { lastActivityText, statusText } from "../../src/terminal/status-text.js";
 
 const status: ThreadStatus = {
   threadId: "cli:local:default",
@@ -89,5 +89,36 @@ describe("/status and scheduled events", () => {
     ]);
     expect(statusText(status)).not.toMatch(/event/i);
     expect(chatStatusText(status)).not.toMatch(/event/i);
+  });
+});
+
+describe("/status and the last activity", () => {
+  const now = Date.parse("2026-11-27T15:30:00Z");
+
+  it("says when the thread last had a message or a run, and how long ago", () => {
+    expect(lastActivityText("2026-11-27T15:18:10.000Z", now)).toBe(
+      "2026-11-27 15:18 UTC (11 min ago)",
+    );
+    expect(lastActivityText("2026-11-27T15:29:40.000Z", now)).toBe(
+      "2026-11-27 15:29 UTC (just now)",
+    );
+    expect(lastActivityText("2026-11-27T09:00:00.000Z", now)).toBe(
+      "2026-11-27 09:00 UTC (6 h ago)",
+    );
+    expect(lastActivityText("2026-11-20T09:00:00.000Z", now)).toBe(
+      "2026-11-20 09:00 UTC (7 days ago)",
+    );
+    expect(lastActivityText(undefined, now)).toBe("never");
+  });
+
+  it("is a line of the terminal's and the chat's /status", () => {
+    const lastActivity = new Date(Date.now() - 5 * 60_000).toISOString();
+    expect(statusText({ ...status, lastActivity })).toMatch(
+      /^last active {2}\S+ \S+ UTC \(5 min ago\)$/m,
+    );
+    expect(chatStatusText({ ...status, lastActivity })).toMatch(
+      /^Last activity: .* UTC \(5 min ago\)$/m,
+    );
+    expect(chatStatusText(status)).toContain("Last activity: never");
   });
 });

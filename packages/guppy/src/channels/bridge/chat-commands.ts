@@ -1,5 +1,5 @@
-import type { Orchestrator, Role, ThreadStatus } from "@guppy/core";
-import { eventLine } from "../../terminal/status-text.js";
+import type { Orchestrator, Role, ThreadHandle, ThreadStatus } from "@guppy/core";
+import { eventLine, lastActivityText } from "../../terminal/status-text.js";
 
 /** The chat commands, in the order /help lists them and Telegram's menu shows them. */
 export const chatCommands = [
@@ -55,6 +55,7 @@ export function statusText(status: ThreadStatus): string {
     `Context: ${formatTokens(status.contextTokens)} / ${formatTokens(status.contextWindow)} tokens (${pct}%), ${status.messages} messages, ${status.compactions} compactions`,
     `Cost: $${status.cost.toFixed(4)}`,
     `State: ${status.state}, ${status.queued} queued`,
+    `Last activity: ${lastActivityText(status.lastActivity)}`,
     ...(status.sandbox ? [`Sandbox: ${status.sandbox}`] : []),
     ...(status.subagents && status.subagents.length > 0
       ? [
@@ -78,7 +79,12 @@ export async function runThreadCommand(
   command: Exclude<ChatCommandName, "start" | "help">,
   args: string,
   /** The message's id, and its sender's role (a `/steer` carries it: a guest's cannot redirect an owner's run). */
-  sender: { messageId?: string; role: Role },
+  sender: {
+    messageId?: string;
+    role: Role;
+    /** Where a `/steer`'s "nothing to steer" goes (to its sender alone where the channel can). */
+    thread?: ThreadHandle;
+  },
 ): Promise<string | undefined> {
   const { messageId, role } = sender;
   try {
@@ -109,6 +115,7 @@ export async function runThreadCommand(
           text: args,
           role,
           ...(messageId ? { messageId } : {}),
+          ...(sender.thread ? { thread: sender.thread } : {}),
         });
         // Dropped (nothing runs): the orchestrator has told the thread so itself.
         if (result.status === "dropped" || result.status === "duplicate") return undefined;

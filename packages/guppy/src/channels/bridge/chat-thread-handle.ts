@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
 import type { Logger, ThreadHandle } from "@guppy/core";
 import type { Thread } from "chat";
+import { acknowledge } from "./acknowledge.js";
 import { chatThreadHistory } from "./channel-history.js";
 import { withRateLimitRetry } from "./rate-limit-retry.js";
 import { createReplyStream, type ReplyStreamOptions } from "./reply-stream.js";
@@ -35,6 +36,8 @@ export function createChatThreadHandle(
   thread: Thread,
   reply: ReplySettings,
   logger: Logger,
+  /** Who sent the prompt: the replies meant for them alone (busy) are shown to them alone. */
+  senderId?: string,
 ): ChatThreadHandle {
   let markEnded = () => {};
   const ended = new Promise<void>((resolve) => {
@@ -50,7 +53,7 @@ export function createChatThreadHandle(
           },
         };
       },
-      startTyping: () => thread.startTyping(),
+      startTyping: (status) => thread.startTyping(status),
     },
     { ...reply, logger, threadId },
   );
@@ -65,6 +68,13 @@ export function createChatThreadHandle(
     notice: async (text) => {
       try {
         await postSplit(thread, text, reply);
+      } catch (error) {
+        logger.warn("channel: could not post a notice", { threadId, error: String(error) });
+      }
+    },
+    acknowledge: async (text) => {
+      try {
+        await acknowledge(thread, senderId, text, (t) => postSplit(thread, t, reply));
       } catch (error) {
         logger.warn("channel: could not post a notice", { threadId, error: String(error) });
       }

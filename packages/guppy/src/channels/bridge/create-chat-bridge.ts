@@ -12,6 +12,7 @@ import { ATTACHMENTS_DIR, memberOf, memberThreadId } from "@guppy/core/thread-la
 import type { Chat, Message, SlashCommandEvent, Thread } from "chat";
 import type { ChatUser, GroupContext, GroupReplies } from "../../access/access-types.js";
 import type { AccessControl } from "../../access/create-access-control.js";
+import { acknowledge } from "./acknowledge.js";
 import {
   helpText,
   type ParsedCommand,
@@ -137,13 +138,15 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
    * Posts `text` to `where` after the thread's earlier posts, off the intake path: the channel's
    * handler does not wait for it (a 429 on one chat must not hold up every chat's messages).
    */
-  const say = (where: Postable, text: string | Promise<string | undefined>): void => {
+  const say = (where: Postable, text: string | Promise<string | undefined>, to?: string): void => {
     const posted = Promise.resolve(text).then((ready) =>
       ready === undefined
         ? undefined
         : posts.post(where.id, async () => {
             try {
-              await postSplit(where as Thread, ready, reply);
+              // `to`: an acknowledgement for that user alone where the platform can (acknowledge.ts).
+              const post = (text: string) => postSplit(where as Thread, text, reply);
+              await (to ? acknowledge(where, to, ready, post) : post(ready));
             } catch (error) {
               logger.warn("channel: could not post a reply", {
                 channel: adapterName,
@@ -188,12 +191,16 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
       // A fresh conversation: the thread is no longer followed (its next mention follows it
       // again). A member's own /new (per-user) leaves the others' conversations followed.
       if (name.command === "new" && threadId === platformThreadId) unfollow(platformThreadId);
+      const to = name.command === "stop" || name.command === "steer" ? user.id : undefined;
+      const ack = (text: string) => say(where, text, to);
       say(
         where,
         runThreadCommand(orchestrator, threadId, name.command, name.args, {
           role: decision.role,
           ...(messageId ? { messageId } : {}),
+          ...(to ? { thread: { threadId, notice: ack, acknowledge: ack } } : {}),
         }),
+        to,
       );
     }
   };
@@ -223,7 +230,7 @@ export function createChatBridge(chat: Chat, options: ChatBridgeOptions): ChatBr
         begin = () => resolve(downloads.run());
       });
     lastThreadInChannel.set(thread.channelId, thread.id);
-    const handle = createChatThreadHandle(threadId, thread, reply, logger);
+    const handle = createChatThreadHandle(threadId, thread, reply, logger, user.id);
     const result = orchestrator.send(threadId, {
       type: "prompt",
       text: downloads?.savedText ?? message.text,

@@ -15,7 +15,8 @@ export interface ReplyMessage {
 /** Where a reply goes: the Chat SDK thread, seen through the two calls the stream needs. */
 export interface ReplyTarget {
   post(markdown: string): Promise<ReplyMessage>;
-  startTyping(): Promise<void>;
+  /** `status` ("Running bash…"): shown where the platform's indicator takes one (Slack). */
+  startTyping(status?: string): Promise<void>;
 }
 
 export interface ReplyStreamOptions {
@@ -106,10 +107,19 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
 
   const retry = <T>(op: () => Promise<T>) => withRateLimitRetry(op, { sleep });
 
-  const typing = (on: boolean): void => {
+  /** What the typing indicator says: the running tool ("Running bash…"). */
+  let typingStatus: string | undefined;
+  const typing = (on: boolean, status?: string): void => {
+    // Another tool while the indicator runs: it is told the new status at once.
+    const renamed = on && typingTimer !== undefined && status !== typingStatus;
+    typingStatus = status;
+    if (renamed) {
+      clearInterval(typingTimer);
+      typingTimer = undefined;
+    }
     if (on && !typingTimer && !ended) {
       const tick = () => {
-        target.startTyping().catch((error: unknown) => {
+        target.startTyping(typingStatus).catch((error: unknown) => {
           logger.debug("channel: typing indicator failed", { error: String(error) });
         });
       };
@@ -260,7 +270,7 @@ export function createReplyStream(target: ReplyTarget, options: ReplyStreamOptio
           break;
         case "tool_call":
           finishBlock();
-          typing(true);
+          typing(true, `Running ${event.name}…`);
           kick();
           break;
         case "run_end":

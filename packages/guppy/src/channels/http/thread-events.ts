@@ -45,6 +45,12 @@ function toSse(event: OrchestratorEvent): { event: string; data: string } | unde
               text: e.text,
             }),
           };
+        case "tool_output":
+          // A running tool's last output lines (the runner sends at most 4 a second, redacted).
+          return {
+            event: "tool_output",
+            data: data({ ...base, id: e.toolCallId, name: e.name, text: e.text }),
+          };
         case "error":
           return { event: "error", data: data({ ...base, kind: e.kind, message: e.message }) };
         case "run_end":
