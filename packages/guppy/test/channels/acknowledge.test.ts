@@ -111,7 +111,12 @@ describe.each([
   };
 
   it("tells only the sender that /steer and /stop were taken (where the platform can), names the running tool in the typing status, and /status says when the thread was last active", async () => {
-    runtime = await startRuntime(llm, { GUPPY_ACCESS_POLICY: "open", GUPPY_SANDBOX: "host" });
+    runtime = await startRuntime(llm, {
+      GUPPY_ACCESS_POLICY: "open",
+      // UA is the owner (bash is an owner's tool: a guest's long-task would end at once).
+      GUPPY_ALLOWED_USERS: "UA",
+      GUPPY_SANDBOX: "host",
+    });
     rec = recordingAdapter(name, ephemeral);
     channel = await startChatChannel(runtime.context, name, rec.adapter, {
       split: (t) => splitMessage(t, 2000),
@@ -157,6 +162,7 @@ describe.each([
   it("tells only the sender that their message was not queued (busy)", async () => {
     runtime = await startRuntime(llm, {
       GUPPY_ACCESS_POLICY: "open",
+      GUPPY_ALLOWED_USERS: "UA",
       GUPPY_SANDBOX: "host",
       GUPPY_QUEUE_DEPTH: "1",
     });
