@@ -26,6 +26,20 @@ export type EventSpec = {
   timezone?: string;
 } & EventTarget;
 
+/**
+ * What the bus keeps of a loaded event: its fields but the text, which it reads again from the
+ * file when the event fires (10,000 loaded events need not hold 10,000 prompts in the gateway).
+ */
+export type EventTiming = Pick<EventSpec, "id" | "type" | "schedule" | "timezone"> & EventTarget;
+
+/** An event's fields without its text, in one object of one shape (no spread's spare slots). */
+export function eventTiming(event: EventSpec): EventTiming {
+  const { id, type, schedule, timezone } = event;
+  return "threadId" in event
+    ? { id, type, schedule, timezone, threadId: event.threadId }
+    : { id, type, schedule, timezone, adapterId: event.adapterId, channelId: event.channelId };
+}
+
 /** What a file says, or the one-line problem that makes it unusable. */
 export type ParsedEvent = { ok: true; event: EventSpec } | { ok: false; problem: string };
 
@@ -111,7 +125,7 @@ export function validateEvent(id: string, raw: unknown): ParsedEvent {
       text: s.text,
       ...target,
       ...(s.schedule !== undefined && type !== "immediate" ? { schedule: s.schedule.trim() } : {}),
-      ...(s.timezone !== undefined ? { timezone: s.timezone } : {}),
+      ...(s.timezone !== undefined ? { timezone: zoneName(s.timezone) } : {}),
     },
   };
 }
@@ -166,15 +180,16 @@ function validateSchedule(
 }
 
 /**
- * Zones checked so far: an `Intl.DateTimeFormat` costs tens of kB outside the JS heap, too much to
- * make per file when 10,000 files name the same few zones.
+ * Zones checked so far, each with its name as first met: an `Intl.DateTimeFormat` costs tens of
+ * kB outside the JS heap, too much to make per file when 10,000 files name the same few zones —
+ * and those 10,000 files share one string per zone, not one each.
  */
-const zones = new Map<string, boolean>();
+const zones = new Map<string, { known: boolean; name: string }>();
 
-/** Whether `zone` is an IANA time zone this runtime knows. */
-export function validZone(zone: string): boolean {
-  let known = zones.get(zone);
-  if (known === undefined) {
+function zoneEntry(zone: string): { known: boolean; name: string } {
+  let entry = zones.get(zone);
+  if (entry === undefined) {
+    let known: boolean;
     try {
       new Intl.DateTimeFormat("en-US", { timeZone: zone });
       known = zone.trim() !== "";
@@ -182,9 +197,20 @@ export function validZone(zone: string): boolean {
       known = false;
     }
     if (zones.size >= 1024) zones.clear();
-    zones.set(zone, known);
+    entry = { known, name: zone };
+    zones.set(zone, entry);
   }
-  return known;
+  return entry;
+}
+
+/** Whether `zone` is an IANA time zone this runtime knows. */
+export function validZone(zone: string): boolean {
+  return zoneEntry(zone).known;
+}
+
+/** `zone` as the string met first (equal, shared by the events that name it). */
+function zoneName(zone: string): string {
+  return zoneEntry(zone).name;
 }
 
 /** The file's content for an event: the fields without `id` (its name is the id). */
@@ -194,7 +220,7 @@ export function eventFileText(event: EventSpec): string {
 }
 
 /** The event's target in one line: the thread id, or `adapter:channel (new thread)`. */
-export function describeTarget(event: EventSpec): string {
+export function describeTarget(event: EventTarget): string {
   return "threadId" in event
     ? event.threadId
     : `${event.adapterId}:${event.channelId} (new thread)`;
