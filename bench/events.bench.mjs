@@ -3,7 +3,7 @@
 //    settled (30 s after the files were read: the gateway's idle collection, due 10–15 s after a load,
 //    has given back the young generation V8 grew while reading), and 5 s after (before it)
 //  - idle CPU of the gateway with them loaded, over 10 s once settled (target ≤ 1% of a core),
-//    and over the 15 s before that, which holds the one post-load collection
+//    and over the 25 s before that, which hold the one post-load collection
 //  - firing delay of a due one-shot among them: its slot → the bus sending the prompt (target
 //    ≤ 100 ms), and → the request reaching the mock LLM
 // Needs a build (npm run build). Prints figures; never fails on a timing.
