@@ -1,9 +1,15 @@
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { canonicalThreadId } from "../store/thread-layout.js";
 import type { Orchestrator, PromptOrigin, SendResult } from "../types.js";
-import { describeTarget, type EventSpec } from "./event-file.js";
+import {
+  describeTarget,
+  type EventSpec,
+  type EventTiming,
+  eventTiming,
+  parseEventFile,
+} from "./event-file.js";
 import { openRunsJournal, RUNS_FILE, type RunRecord, type RunsJournal } from "./event-runs.js";
 import { eventZone, localTime, nextSlot, oneShotTime } from "./event-schedule.js";
 import { createEventWatcher, type EventWatcher } from "./event-watcher.js";
@@ -91,7 +97,8 @@ export interface EventBus {
 }
 
 interface Loaded {
-  spec: EventSpec;
+  /** The file's fields but its text: read again at each firing (the file is the source of truth). */
+  spec: EventTiming;
   /** Epoch ms of the next firing; undefined: none to come. */
   due?: number;
   /** An immediate event's slot: its file's modification time. */
@@ -222,7 +229,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
     timer = undefined;
     timerDue = undefined;
     const now = clock.now();
-    const due: Array<{ l: Loaded; due: number; slot: number; late: boolean }> = [];
+    const due: Array<{ l: Loaded; text: string; due: number; slot: number; late: boolean }> = [];
     while (running && heap.length > 0) {
       const top = heap[0] as HeapEntry;
       if (!current(top)) {
@@ -239,7 +246,21 @@ export function createEventBus(options: EventBusOptions): EventBus {
         afterFiring(l, slot, now);
         continue;
       }
-      due.push({ l, due: top.due, slot, late: l.spec.type === "one-shot" && now - slot > LATE_MS });
+      const text = textOf(l.spec.id);
+      if (typeof text !== "string") {
+        // Not recorded: a file being rewritten is read again by the watcher, and fires then.
+        report({ type: "skipped", id: l.spec.id, slot, reason: text.problem });
+        if (l.spec.type === "periodic") afterFiring(l, slot, now);
+        else schedule(l, undefined);
+        continue;
+      }
+      due.push({
+        l,
+        text,
+        due: top.due,
+        slot,
+        late: l.spec.type === "one-shot" && now - slot > LATE_MS,
+      });
     }
     // The slots due together are written in one append and one fsync, then sent.
     const recorded = record(
@@ -252,7 +273,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
       })),
     );
     for (const d of due) {
-      if (recorded) fire(d.l, d.due, d.slot, d.late, now);
+      if (recorded) fire(d.l, d.text, d.due, d.slot, d.late, now);
       else {
         report({
           type: "skipped",
@@ -267,6 +288,19 @@ export function createEventBus(options: EventBusOptions): EventBus {
   };
 
   // ------------------------------------------------------------------ firing
+
+  /** An event's text, read from its file as it fires; or why it does not read now. */
+  const textOf = (id: string): string | { problem: string } => {
+    let content: string;
+    try {
+      content = readFileSync(join(dir, `${id}.json`), "utf8");
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return { problem: code === "ENOENT" ? `${id}.json is gone` : `${id}.json: ${String(error)}` };
+    }
+    const parsed = parseEventFile(id, content);
+    return parsed.ok ? parsed.event.text : { problem: `${id}.json: ${parsed.problem}` };
+  };
 
   /**
    * What compaction keeps: the last record of each loaded event, and of events gone for less than
@@ -291,10 +325,17 @@ export function createEventBus(options: EventBusOptions): EventBus {
   };
 
   /** Sends a slot recorded as firing. `due`: when it was set to fire (an immediate one: now). */
-  const fire = (l: Loaded, due: number, slot: number, late: boolean, now: number) => {
+  const fire = (
+    l: Loaded,
+    eventText: string,
+    due: number,
+    slot: number,
+    late: boolean,
+    now: number,
+  ) => {
     const { spec } = l;
     const wasDue = late ? `, late: it was due ${localTime(slot, eventZone(spec, zone))}` : "";
-    const text = `[scheduled event "${spec.id}"${wasDue}] ${spec.text}`;
+    const text = `[scheduled event "${spec.id}"${wasDue}] ${eventText}`;
     const origin: PromptOrigin = { kind: "event", name: spec.id, ...(late ? { late } : {}) };
     const messageId = `event:${spec.id}:${slot}`;
     const delayMs = Math.max(0, clock.now() - due);
@@ -318,11 +359,16 @@ export function createEventBus(options: EventBusOptions): EventBus {
     afterFiring(l, slot, now);
   };
 
-  const fired = (spec: EventSpec, slot: number, threadId: string, delayMs: number, late: boolean) =>
-    report({ type: "fired", id: spec.id, threadId, slot, delayMs, ...(late ? { late } : {}) });
+  const fired = (
+    spec: EventTiming,
+    slot: number,
+    threadId: string,
+    delayMs: number,
+    late: boolean,
+  ) => report({ type: "fired", id: spec.id, threadId, slot, delayMs, ...(late ? { late } : {}) });
 
   const outcome = (
-    spec: EventSpec,
+    spec: EventTiming,
     slot: number,
     result: SendResult,
     threadId: string,
@@ -344,7 +390,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
     skipped(spec, slot, reason);
   };
 
-  const skipped = (spec: EventSpec, slot: number, reason: string) => {
+  const skipped = (spec: EventTiming, slot: number, reason: string) => {
     record([{ id: spec.id, slot, status: "skipped", at: clock.now(), reason }]);
     report({ type: "skipped", id: spec.id, slot, reason });
   };
@@ -382,11 +428,14 @@ export function createEventBus(options: EventBusOptions): EventBus {
     l.due = undefined;
   };
 
-  const load = (spec: EventSpec, mtimeMs: number) => {
+  const load = (file: EventSpec, mtimeMs: number) => {
+    const spec = eventTiming(file);
     forget(spec.id);
-    const l: Loaded = { spec, mtimeMs, gen: 0 };
+    const l: Loaded = { spec, mtimeMs, gen: 0, due: undefined, threadKey: undefined };
     if ("threadId" in spec) {
-      l.threadKey = canonicalThreadId(spec.threadId);
+      const key = canonicalThreadId(spec.threadId);
+      // Most ids are written canonically: one string for both, not two.
+      l.threadKey = key === spec.threadId ? spec.threadId : key;
       const ids = byThread.get(l.threadKey) ?? new Set<string>();
       byThread.set(l.threadKey, ids);
       ids.add(spec.id);
@@ -413,7 +462,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
   };
 
   /** A periodic event's slots after the last recorded one and up to now: missed, not replayed. */
-  const recordMissed = (spec: EventSpec, last: number, now: number) => {
+  const recordMissed = (spec: EventTiming, last: number, now: number) => {
     let count = 0;
     let lastMissed = last;
     for (let slot = nextSlot(spec, last, zone); slot !== undefined && slot <= now; ) {

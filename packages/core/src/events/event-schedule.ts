@@ -2,8 +2,14 @@ import { localParts } from "../time/local-time.js";
 import { cronNext } from "./event-cron.js";
 import type { EventSpec } from "./event-file.js";
 
+/** What an event's times depend on (a whole event file, or what the bus keeps of one). */
+type Timing = Pick<EventSpec, "type" | "schedule" | "timezone">;
+
 /** The zone an event's schedule is read in: its own, else GUPPY_TIMEZONE, else the system's. */
-export function eventZone(event: EventSpec, defaultZone: string | undefined): string | undefined {
+export function eventZone(
+  event: Pick<EventSpec, "timezone">,
+  defaultZone: string | undefined,
+): string | undefined {
   return event.timezone ?? defaultZone;
 }
 
@@ -11,7 +17,7 @@ export function eventZone(event: EventSpec, defaultZone: string | undefined): st
  * A one-shot event's time (epoch ms), whether past or not: an ISO time without a zone is local
  * to the event's zone (croner reads it so, daylight saving included).
  */
-export function oneShotTime(event: EventSpec, defaultZone: string | undefined): number | undefined {
+export function oneShotTime(event: Timing, defaultZone: string | undefined): number | undefined {
   if (event.type !== "one-shot" || !event.schedule) return undefined;
   return cronNext(event.schedule, eventZone(event, defaultZone), 0);
 }
@@ -22,7 +28,7 @@ export function oneShotTime(event: EventSpec, defaultZone: string | undefined): 
  * day they pass it twice.
  */
 export function nextSlot(
-  event: EventSpec,
+  event: Timing,
   after: number,
   defaultZone: string | undefined,
 ): number | undefined {

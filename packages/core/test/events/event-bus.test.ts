@@ -267,6 +267,43 @@ describe("event bus with an injected clock", () => {
     expect(t.rec.sent).toHaveLength(1);
   });
 
+  it("sends the text its file holds when it fires, and skips a slot whose file does not read", async () => {
+    const start = Date.parse("2026-11-27T10:00:00Z");
+    const t = setup(start);
+    const periodic = (text: string) =>
+      JSON.stringify({
+        type: "periodic",
+        threadId: "cli:local:default",
+        text,
+        schedule: "* * * * *",
+      });
+    const file = t.write("events/tick.json", periodic("first text"));
+    await t.bus();
+    // The bus keeps no text: a rewrite is what fires, even before the watcher reads it again.
+    writeFileSync(file, periodic("second text"));
+    t.clock.advanceTo(start + 60_000);
+    expect(t.rec.sent.map((s) => (s.message as { text: string }).text)).toEqual([
+      '[scheduled event "tick"] second text',
+    ]);
+    // Half-written when its slot comes: not sent, not recorded (it fires once it reads), and
+    // the next slot is set.
+    writeFileSync(file, '{"type": "periodic", "threadId": "cli:local:def');
+    t.clock.advanceTo(start + 120_000);
+    expect(t.rec.sent).toHaveLength(1);
+    expect(t.reports).toContainEqual(
+      expect.objectContaining({ type: "skipped", id: "tick", slot: start + 120_000 }),
+    );
+    const journal = openRunsJournal(join(t.home, "events/.runs.jsonl"), silentLogger);
+    expect(journal.lastSlot("tick")).toBe(start + 60_000);
+    journal.close();
+    writeFileSync(file, periodic("third text"));
+    t.clock.advanceTo(start + 180_000);
+    expect(t.rec.sent.map((s) => (s.message as { text: string }).text)).toEqual([
+      '[scheduled event "tick"] second text',
+      '[scheduled event "tick"] third text',
+    ]);
+  });
+
   it("keeps the journal to a line per event when it grows", async () => {
     const start = Date.parse("2026-11-27T10:00:00Z");
     const t = setup(start);

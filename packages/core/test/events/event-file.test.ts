@@ -1,4 +1,6 @@
+import { Cron } from "croner";
 import { describe, expect, it } from "vitest";
+import { cronNext } from "../../src/events/event-cron.js";
 import { eventIdOf, parseEventFile, validateEvent } from "../../src/events/event-file.js";
 import { nextRun, nextSlot, oneShotTime } from "../../src/events/event-schedule.js";
 
@@ -150,5 +152,36 @@ describe("event schedules (croner)", () => {
     const past = spec("2020-01-01T09:00:00", "UTC", "one-shot");
     expect(oneShotTime(past, undefined)).toBe(Date.parse("2020-01-01T09:00:00Z"));
     expect(nextRun(past, 1_000_000_000_000_0, undefined)).toBe(1_000_000_000_000_0);
+  });
+});
+
+describe("event files: the next slot, kept per schedule", () => {
+  it("answers as croner does for any time, in any order, across daylight saving", () => {
+    // cronNext reuses its last answer for times before that answer: the same as asking croner.
+    const schedules: Array<[string, string | undefined]> = [
+      ["30 2 * * *", "Europe/Berlin"],
+      ["*/7 * * * * *", "UTC"],
+      ["0 9 * * 1-5", "America/New_York"],
+      ["15 1,2,3 * * *", "America/New_York"],
+      ["0 0 29 2 *", undefined],
+    ];
+    const base = Date.parse("2026-03-28T00:00:00Z");
+    let seed = 7;
+    const random = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (const [schedule, zone] of schedules) {
+      const croner = new Cron(schedule, { ...(zone ? { timezone: zone } : {}), paused: true });
+      let after = base;
+      for (let i = 0; i < 300; i++) {
+        // Mostly forward by a little (a firing, then the next), sometimes a jump back.
+        after = random() < 0.2 ? base + random() * 400 * 86_400_000 : after + random() * 7_200_000;
+        after = Math.floor(after);
+        expect(cronNext(schedule, zone, after), `${schedule} ${zone} after ${after}`).toBe(
+          croner.nextRun(new Date(after))?.getTime(),
+        );
+      }
+    }
   });
 });

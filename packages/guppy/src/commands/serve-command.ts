@@ -92,6 +92,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     logger,
     report: (report) => {
       gw.say(describeEventBusReport(report));
+      // Reading 10,000 event files is a load like a run's: its garbage goes once it is quiet.
+      if (report.type === "loaded") idle.touch();
       if (report.type === "fired") logger.info("event fired", { ...report });
       else logger.info(`event ${report.type}`, { ...report });
     },
@@ -124,7 +126,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   orchestrator.subscribe(gw.event);
   // One full GC once the threads have been quiet for 10 s (their runs ended, their agents
   // unloaded): V8 left a load's garbage and grown heap in place (issue 33, bench/memory).
-  orchestrator.subscribe(createIdleCollector(10_000).touch);
+  const idle = createIdleCollector(10_000);
+  orchestrator.subscribe(idle.touch);
   // The orchestrator holds the inbox lock now: no other gateway of this home runs, so tool
   // commands the list names were left by one that was killed (kill -9) and are ours to end.
   takeOverRunningTrees(join(config.home, RUNNING_TOOLS_FILE), logger, "a guppy");
