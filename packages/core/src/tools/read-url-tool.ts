@@ -75,7 +75,7 @@ export function createReadUrlTool(
       if (page.status >= 400) {
         throw new Error(`read_url: ${page.url} answered HTTP ${page.status}.`);
       }
-      const content = await pageToText(page);
+      const content = await pageToText(page, signal ? { signal } : {});
       const notes: string[] = [];
       if (page.url !== page.requested) notes.push(`Redirected from ${page.requested}.`);
       if (page.truncated) {
