@@ -167,7 +167,7 @@ export function createHtmlConverter(options: HtmlConverterOptions = {}): HtmlCon
           job.done();
           reject(
             new Error(
-              `read_url could not convert ${url}: the page took over ${Math.round(timeoutMs / 1000)} s to convert.`,
+              `read_url could not convert ${url}: the page took over ${timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`} to convert.`,
             ),
           );
           restart();
