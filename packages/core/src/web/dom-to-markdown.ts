@@ -79,14 +79,11 @@ const BLOCKS = new Set([
  * (the page's URL, or its `<base>`).
  */
 export function domToMarkdown(root: MarkdownNode, baseUrl: string): string {
-  return tidy(children(root, { baseUrl, listDepth: 0 }))
-    .replace(PRE_BREAKS, "\n")
-    .replace(INDENTS, " ");
+  return tidy(children(root, { baseUrl })).replace(PRE_BREAKS, "\n").replace(INDENTS, " ");
 }
 
 interface WalkContext {
   baseUrl: string;
-  listDepth: number;
 }
 
 function children(node: MarkdownNode, ctx: WalkContext): string {
@@ -205,21 +202,23 @@ function codeClass(pre: MarkdownNode): string | null | undefined {
 
 function list(node: MarkdownNode, ordered: boolean, ctx: WalkContext): string {
   const start = ordered ? Number.parseInt(node.getAttribute?.("start") ?? "1", 10) || 1 : 1;
-  const inner: WalkContext = { ...ctx, listDepth: ctx.listDepth + 1 };
   const items: string[] = [];
   for (let child = node.firstChild; child; child = child.nextSibling) {
     if (child.nodeType !== ELEMENT) continue;
     const tag = child.nodeName.toUpperCase();
     if (tag !== "LI") {
       // A nested list or stray element directly in the list: kept as it is.
-      const text = tidy(walk(child, inner));
+      const text = tidy(walk(child, ctx));
       if (text) items.push(text);
       continue;
     }
     const marker = ordered ? `${start + items.length}. ` : "- ";
-    const text = tidy(children(child, inner));
+    // A nested list follows its item's text on the next line (a tight list), not after a gap.
+    const text = tidy(children(child, ctx)).replace(/\n\n(?=- |\d+\. )/g, "\n");
     const indent = INDENT.repeat(marker.length);
-    items.push(marker + text.replace(/\n/g, `\n${indent}`).replace(PRE_BREAKS, PRE_BREAK + indent));
+    items.push(
+      marker + text.replace(/\n(?=[^\n])/g, `\n${indent}`).replace(PRE_BREAKS, PRE_BREAK + indent),
+    );
   }
   return items.join("\n");
 }
