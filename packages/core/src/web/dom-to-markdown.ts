@@ -257,9 +257,11 @@ function table(node: MarkdownNode, ctx: WalkContext): string {
 
 /** Trims spaces around line breaks and collapses blank-line runs (`<pre>` breaks stay marked). */
 function tidy(text: string): string {
+  // One pass: a run of breaks and blanks becomes one break, or a blank line when it held two.
   return text
-    .replace(/[ \t]*\n[ \t]*/g, "\n")
-    .replace(/\n{3,}/g, "\n\n")
+    .replace(/[ \t]*\n[ \t\n]*/g, (run) =>
+      run.indexOf("\n") === run.lastIndexOf("\n") ? "\n" : "\n\n",
+    )
     .trim();
 }
 

@@ -27,6 +27,11 @@ export type HtmlWorkerReport =
 export interface HtmlConverter {
   /** `html` (fetched from `url`) as Markdown; rejects when `signal` aborts. */
   convert(html: string, url: string, signal?: AbortSignal): Promise<PageText>;
+  /**
+   * Starts the worker if it is not running, so its start and module loading overlap the page's
+   * download; an unused one ends after idleMs like any idle worker.
+   */
+  warm(): void;
   /** Ends the worker (tests, shutdown); a later convert starts a new one. */
   close(): Promise<void>;
 }
@@ -191,6 +196,11 @@ export function createHtmlConverter(options: HtmlConverterOptions = {}): HtmlCon
         post(current, job);
         settleIdle();
       });
+    },
+    warm() {
+      if (inThread || running) return;
+      start();
+      settleIdle();
     },
     close: stop,
   };

@@ -39,6 +39,11 @@ export interface PageToTextOptions {
   converter?: HtmlConverter;
 }
 
+/** Gets the HTML converter's worker started while a page downloads (the first page's wait). */
+export function warmPageToText(): void {
+  sharedHtmlConverter().warm();
+}
+
 /** The body of `page` as text; throws UnsupportedContent for a type it does not read. */
 export async function pageToText(
   page: FetchedPage,

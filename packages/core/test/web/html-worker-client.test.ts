@@ -44,6 +44,8 @@ function largePage(): string {
 describe("HTML converter on a worker thread", () => {
   it("converts an article page in the built worker: title first, links absolute, no nav or ads", async () => {
     const c = converter({ workerUrl: builtWorker });
+    // Started ahead (as read_url does while the page downloads), then given the page.
+    c.warm();
     const page = await c.convert(ARTICLE_HTML, pageUrl);
     expect(page.kind).toBe("html");
     expect(page.title).toMatch(/^Reef Fish Care/);
