@@ -32,6 +32,11 @@ export async function htmlToMarkdown(html: string, pageUrl: string): Promise<Pag
     serializer: (node) => node,
   });
   fasterReadability(reader);
+  lazyPageCache(reader, document, () => {
+    const fresh = parseHTML(lean).document;
+    dropHidden(fresh);
+    return fresh;
+  });
   const article = reader.parse();
   let body: string;
   if (article?.content) body = domToMarkdown(article.content as MarkdownNode, base);
@@ -126,6 +131,65 @@ function fasterReadability(reader: object): void {
     target._getAllNodesWithTag = (node, tagNames) => elementsByTag(node, tagNames);
   }
   if (typeof target._fixRelativeUris === "function") target._fixRelativeUris = () => {};
+}
+
+/**
+ * Readability keeps the body's HTML before it looks for the article (serialising the whole page,
+ * a tenth of the work on a large one), to start again from it if the article it finds is too
+ * short. It rarely is: the body's first `innerHTML` read gives a marker instead, and only when
+ * Readability hands the marker back is the page rebuilt as it was then: parsed afresh and put
+ * through the same steps Readability took before reading it (noscript images, scripts, its
+ * `_prepDocument`). Left as it is when this Readability lacks one of those steps.
+ */
+function lazyPageCache(reader: object, document: ParsedDocument, reparse: () => ParsedDocument) {
+  const steps = reader as {
+    _doc?: unknown;
+    _unwrapNoscriptImages?: (doc: unknown) => void;
+    _removeScripts?: (doc: unknown) => void;
+    _prepDocument?: () => void;
+  };
+  const body = document.body as unknown as object | null;
+  let proto = body ? Object.getPrototypeOf(body) : null;
+  let innerHtml: PropertyDescriptor | undefined;
+  while (proto && !innerHtml) {
+    innerHtml = Object.getOwnPropertyDescriptor(proto, "innerHTML");
+    proto = Object.getPrototypeOf(proto);
+  }
+  const { get, set } = innerHtml ?? {};
+  if (
+    !body ||
+    !get ||
+    !set ||
+    typeof steps._unwrapNoscriptImages !== "function" ||
+    typeof steps._removeScripts !== "function" ||
+    typeof steps._prepDocument !== "function"
+  ) {
+    return;
+  }
+  const marker = `\u0000guppy-page-cache-${Math.random()}\u0000`;
+  let handedOut = false;
+  Object.defineProperty(body, "innerHTML", {
+    configurable: true,
+    get() {
+      if (handedOut) return get.call(body);
+      handedOut = true;
+      return marker;
+    },
+    set(value: string) {
+      if (value !== marker) return set.call(body, value);
+      const fresh = reparse();
+      const readerDoc = steps._doc;
+      steps._doc = fresh;
+      try {
+        steps._unwrapNoscriptImages?.(fresh);
+        steps._removeScripts?.(fresh);
+        steps._prepDocument?.();
+      } finally {
+        steps._doc = readerDoc;
+      }
+      set.call(body, get.call(fresh.body));
+    },
+  });
 }
 
 /** The elements under `root` named `tagNames` (any case), in document order. */
