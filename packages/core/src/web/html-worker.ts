@@ -9,9 +9,17 @@ import type { HtmlJob, HtmlWorkerReport } from "./html-worker-client.js";
 const port = parentPort;
 if (!port) throw new Error("html-worker.js runs as a worker thread (html-worker-client.ts).");
 
+// The libraries load as soon as the worker starts, and "ready" is reported before any page is
+// converted: the client takes a worker that ends before "ready" for one that could not start
+// (and converts on its own thread), never for one a page brought down.
+const loaded = Promise.all([import("linkedom"), import("@mozilla/readability")]).then(() => {
+  port.postMessage({ type: "ready" } satisfies HtmlWorkerReport);
+});
+
 port.on("message", async (job: HtmlJob) => {
   let report: HtmlWorkerReport;
   try {
+    await loaded;
     report = { type: "done", id: job.id, page: await htmlToMarkdown(job.html, job.url) };
   } catch (error) {
     report = {
@@ -22,8 +30,3 @@ port.on("message", async (job: HtmlJob) => {
   }
   port.postMessage(report);
 });
-
-// The libraries load before the first job arrives (the client waits for "ready" only to know the
-// worker started; jobs posted meanwhile queue).
-await Promise.all([import("linkedom"), import("@mozilla/readability")]);
-port.postMessage({ type: "ready" } satisfies HtmlWorkerReport);
