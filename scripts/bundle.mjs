@@ -1,5 +1,6 @@
-// Bundles the built CLI (packages/guppy/dist/cli/main.js) and the HTTP API's worker thread
-// (dist/channels/http/http-worker.js) into packages/guppy/dist/bundle/.
+// Bundles the built CLI (packages/guppy/dist/cli/main.js) and the worker threads (the HTTP API's
+// dist/channels/http/http-worker.js, read_url's core/dist/web/html-worker.js) into
+// packages/guppy/dist/bundle/.
 // Why: typebox alone is ~700 ESM files; resolving them costs ~300 ms at every start. Bundling
 // guppy, @guppy/core, pi-ai, pi-agent-core and typebox into a few chunks halves the time to the
 // first LLM request. Everything else stays an ordinary node_modules import; dynamic imports stay
@@ -29,6 +30,8 @@ await build({
     main: "packages/guppy/dist/cli/main.js",
     // The HTTP API's worker thread: http-channel.js starts "./http-worker.js" beside itself.
     "http-worker": "packages/guppy/dist/channels/http/http-worker.js",
+    // read_url's HTML conversion: html-worker-client.js starts "./html-worker.js" beside itself.
+    "html-worker": "packages/core/dist/web/html-worker.js",
   },
   bundle: true,
   platform: "node",

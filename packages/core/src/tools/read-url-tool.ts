@@ -2,7 +2,7 @@ import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import type { Redactor } from "../logging/redact.js";
 import { type FetchLimits, fetchPage } from "../web/fetch-page.js";
-import { pageToText } from "../web/page-to-text.js";
+import { pageToText, warmPageToText } from "../web/page-to-text.js";
 import type { SsrfPolicy } from "../web/ssrf-guard.js";
 import { untrustedContent } from "../web/untrusted-content.js";
 import { spillOutput } from "./spill-output.js";
@@ -71,11 +71,12 @@ export function createReadUrlTool(
       "Read a web page (as Markdown: the article, its title first, links kept), a text or JSON file, or a PDF's text, from an http(s) URL. Private and local network addresses are refused unless the owner allows them.",
     parameters,
     async execute(_id, params: Params, signal) {
+      warmPageToText();
       const page = await fetchPage(params.url.trim(), options.policy, limits, signal);
       if (page.status >= 400) {
         throw new Error(`read_url: ${page.url} answered HTTP ${page.status}.`);
       }
-      const content = await pageToText(page);
+      const content = await pageToText(page, signal ? { signal } : {});
       const notes: string[] = [];
       if (page.url !== page.requested) notes.push(`Redirected from ${page.requested}.`);
       if (page.truncated) {

@@ -1,21 +1,14 @@
-import type { parseHTML } from "linkedom";
 import type { FetchedPage } from "./fetch-page.js";
+import { type HtmlConverter, sharedHtmlConverter } from "./html-worker-client.js";
+import type { PageText } from "./types.js";
 
-type ParsedDocument = ReturnType<typeof parseHTML>["document"];
-type TurndownNode = Parameters<import("turndown")["turndown"]>[0];
+export { htmlToMarkdown } from "./html-to-markdown.js";
+export type { PageText } from "./types.js";
 
 // A fetched body as text for the model: HTML as Markdown (the article only: Readability drops
-// navigation, scripts and ad blocks; turndown writes what is left), text and JSON as they are,
+// navigation, scripts and ad blocks; dom-to-markdown.ts writes what is left; a worker thread does
+// it, html-worker-client.ts), text and JSON as they are,
 // PDF as its extracted text. The libraries load on first use: most runs never read a page.
-
-/** What read_url hands on: the page's text and what kind of page it was. */
-export interface PageText {
-  /** "html", "pdf", "text" (text/* and JSON). */
-  kind: "html" | "pdf" | "text";
-  /** The page's title, when it has one (HTML, PDF metadata). */
-  title?: string;
-  text: string;
-}
 
 /** Thrown for a body read_url does not turn into text (an image, a zip): names its type. */
 export class UnsupportedContent extends Error {
@@ -39,8 +32,23 @@ function kindOf(mime: string, body: Buffer): PageText["kind"] | undefined {
   return undefined;
 }
 
+export interface PageToTextOptions {
+  /** Ends an HTML conversion under way (the run's abort). */
+  signal?: AbortSignal;
+  /** Converts HTML (default: the process's worker, html-worker-client.ts). */
+  converter?: HtmlConverter;
+}
+
+/** Gets the HTML converter's worker started while a page downloads (the first page's wait). */
+export function warmPageToText(): void {
+  sharedHtmlConverter().warm();
+}
+
 /** The body of `page` as text; throws UnsupportedContent for a type it does not read. */
-export async function pageToText(page: FetchedPage): Promise<PageText> {
+export async function pageToText(
+  page: FetchedPage,
+  options: PageToTextOptions = {},
+): Promise<PageText> {
   const [mimePart = "", ...params] = page.contentType.split(";");
   const mime = mimePart.trim().toLowerCase();
   const kind = kindOf(mime, page.body);
@@ -62,7 +70,8 @@ export async function pageToText(page: FetchedPage): Promise<PageText> {
     .find((c) => c !== undefined);
   const html = kind === "html";
   const text = decode(page.body, charset ?? (html ? metaCharset(page.body) : undefined));
-  return html ? htmlToMarkdown(text, page.url) : { kind, text };
+  if (!html) return { kind, text };
+  return (options.converter ?? sharedHtmlConverter()).convert(text, page.url, options.signal);
 }
 
 /** The bytes decoded by `charset` (a label TextDecoder knows), else by a BOM, else as UTF-8. */
@@ -99,91 +108,6 @@ export function metaCharset(body: Uint8Array): string | undefined {
     if (direct?.[1]) return direct[1];
   }
   return undefined;
-}
-
-/**
- * A page's article as Markdown under its title: Readability picks the article (and drops
- * navigation, scripts and ad blocks), turndown writes it; links and images point at absolute
- * URLs. A page Readability finds no article in (a list, an index) is written whole, without
- * its scripts, styles, navigation, headers, footers and forms.
- */
-export async function htmlToMarkdown(html: string, pageUrl: string): Promise<PageText> {
-  const [{ parseHTML }, { Readability }, { default: TurndownService }] = await Promise.all([
-    import("linkedom"),
-    import("@mozilla/readability"),
-    import("turndown"),
-  ]);
-  const { document } = parseHTML(withoutScripts(html));
-  absolutizeLinks(document, pageUrl);
-  const pageTitle = document.querySelector("title")?.textContent?.trim() ?? "";
-  // The article is handed to turndown as the element Readability picked: serialising it to HTML
-  // for turndown to parse again costs as much as the rest on a large page.
-  const article = new Readability<unknown>(document, {
-    charThreshold: 200,
-    serializer: (node) => node,
-  }).parse();
-  const turndown = new TurndownService({
-    headingStyle: "atx",
-    codeBlockStyle: "fenced",
-    bulletListMarker: "-",
-  });
-  turndown.remove(["script", "style", "noscript", "iframe", "template", "svg", "canvas", "form"]);
-  let body: string;
-  if (article?.content) body = turndown.turndown(article.content as TurndownNode);
-  else {
-    // Readability changed the document it read: the page is parsed again as it was.
-    const whole = parseHTML(withoutScripts(html)).document;
-    absolutizeLinks(whole, pageUrl);
-    const root = whole.body ?? whole.documentElement;
-    for (const node of root?.querySelectorAll(
-      "script, style, noscript, nav, header, footer, aside, form, iframe, [role=navigation], [aria-hidden=true]",
-    ) ?? []) {
-      node.remove();
-    }
-    body = turndown.turndown(root?.innerHTML ?? "");
-  }
-  const title = (article?.title || pageTitle).replace(/\s+/g, " ").trim();
-  const text = title ? `# ${title}\n\n${body.trim()}` : body.trim();
-  return { kind: "html", ...(title ? { title } : {}), text };
-}
-
-/**
- * The HTML without its scripts, styles and comments, which nothing reads as text: on a large page
- * (inline bundles, JSON state) they are often most of the bytes, and every parsed node costs
- * Readability time. JSON-LD stays: Readability reads a title from it. The patterns end a script
- * where an HTML parser does (the first `</script`).
- */
-function withoutScripts(html: string): string {
-  return html
-    .replace(/<script\b(?![^>]*application\/ld\+json)[^>]*>[\s\S]*?<\/script\s*>/gi, "")
-    .replace(/<style\b[^>]*>[\s\S]*?<\/style\s*>/gi, "")
-    .replace(/<!--[\s\S]*?-->/g, "");
-}
-
-/** Every link and image of the document pointing at an absolute URL (a `<base>` counted). */
-function absolutizeLinks(document: ParsedDocument, pageUrl: string): void {
-  let base = pageUrl;
-  const baseHref = document.querySelector("base[href]")?.getAttribute("href");
-  if (baseHref) {
-    try {
-      base = new URL(baseHref, pageUrl).href;
-    } catch {
-      // An invalid <base> is ignored, as browsers do.
-    }
-  }
-  const fix = (selector: string, attribute: string) => {
-    for (const element of document.querySelectorAll(selector)) {
-      const value = element.getAttribute(attribute);
-      if (!value || value.startsWith("#")) continue;
-      try {
-        element.setAttribute(attribute, new URL(value, base).href);
-      } catch {
-        // Left as written.
-      }
-    }
-  };
-  fix("a[href]", "href");
-  fix("img[src]", "src");
 }
 
 /**
