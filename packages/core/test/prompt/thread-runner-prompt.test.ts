@@ -1,46 +1,24 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  type FauxProviderRegistration,
-  fauxAssistantMessage,
-  fauxToolCall,
-  registerFauxProvider,
-} from "@mariozechner/pi-ai";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
 import { createStore } from "../../src/store/create-store.js";
-import { tempHome } from "../helpers/temp-home.js";
+import { useFauxHome } from "../helpers/faux-home.js";
 
 describe("thread runner system prompt (faux provider)", () => {
-  let t: ReturnType<typeof tempHome>;
-  let faux: FauxProviderRegistration;
-  beforeEach(() => {
-    t = tempHome();
-    faux = registerFauxProvider({
-      models: [{ id: "faux-1", contextWindow: 100_000, maxTokens: 1000 }],
-    });
-  });
-  afterEach(() => {
-    faux.unregister();
-    t.cleanup();
-  });
+  const f = useFauxHome();
 
   it("rebuilds the prompt before every run, so memory the agent wrote is in the next run", async () => {
-    t.write("cli/local/MEMORY.md", "Channel: testing.");
+    f.t.write("cli/local/MEMORY.md", "Channel: testing.");
     const warnings: string[] = [];
-    const config = loadConfig({ env: { GUPPY_TIMEZONE: "UTC" }, home: t.home });
+    const config = loadConfig({ env: { GUPPY_TIMEZONE: "UTC" }, home: f.t.home });
     const runner = createThreadRunner({
       threadId: "cli:local:default",
       config,
-      resolved: {
-        ref: "faux/faux-1",
-        model: faux.getModel(),
-        apiKey: "faux",
-        maxTokens: 1000,
-        custom: false,
-      },
-      store: createStore({ home: t.home }),
+      resolved: f.resolved(),
+      store: createStore({ home: f.t.home }),
       logger: {
         debug() {},
         info() {},
@@ -49,8 +27,8 @@ describe("thread runner system prompt (faux provider)", () => {
       },
     });
     const prompts: string[] = [];
-    const memoryPath = join(t.home, "MEMORY.md");
-    faux.setResponses([
+    const memoryPath = join(f.t.home, "MEMORY.md");
+    f.faux.setResponses([
       (context) => {
         prompts.push(context.systemPrompt ?? "");
         return fauxAssistantMessage(
@@ -67,7 +45,7 @@ describe("thread runner system prompt (faux provider)", () => {
         return fauxAssistantMessage("You drink green tea.");
       },
     ]);
-    t.write("skills/bad/SKILL.md", "no frontmatter");
+    f.t.write("skills/bad/SKILL.md", "no frontmatter");
 
     expect((await runner.prompt({ text: "remember: I drink green tea" })).text).toBe("Saved.");
     expect(readFileSync(memoryPath, "utf8")).toBe("Ana drinks green tea.");
@@ -80,7 +58,7 @@ describe("thread runner system prompt (faux provider)", () => {
     expect(prompts[2]).toContain("### Global Memory\n\nAna drinks green tea.");
     // A bad skill file is reported once per thread, not once per run.
     expect(warnings).toEqual([
-      `skill ${join(t.home, "skills/bad/SKILL.md")} skipped: no YAML frontmatter (the file must start with a --- line)`,
+      `skill ${join(f.t.home, "skills/bad/SKILL.md")} skipped: no YAML frontmatter (the file must start with a --- line)`,
     ]);
   });
 });

@@ -1,13 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  type Context,
-  type FauxProviderRegistration,
-  fauxAssistantMessage,
-  fauxToolCall,
-  registerFauxProvider,
-} from "@mariozechner/pi-ai";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createDeliveredWatch } from "../../src/messaging/delivered-answer.js";
 import { createConcurrencyLimiter } from "../../src/orchestrator/concurrency-limiter.js";
@@ -20,7 +14,7 @@ import {
   threadDirOf,
 } from "../../src/store/thread-layout.js";
 import { createSubagents } from "../../src/subagents/create-subagents.js";
-import { tempHome } from "../helpers/temp-home.js";
+import { useFauxHome } from "../helpers/faux-home.js";
 
 describe("a subagent's thread id and folder", () => {
   it("adds ~sub-<n> to the parent's thread part and lives under the parent's folder", () => {
@@ -59,25 +53,14 @@ describe("send_message's final answer is not sent twice", () => {
 });
 
 describe("subagent runs (faux provider)", () => {
-  let t: ReturnType<typeof tempHome>;
-  let faux: FauxProviderRegistration;
-  beforeEach(() => {
-    t = tempHome();
-    faux = registerFauxProvider({
-      models: [{ id: "faux-1", contextWindow: 100_000, maxTokens: 1000 }],
-    });
-  });
-  afterEach(() => {
-    faux.unregister();
-    t.cleanup();
-  });
+  const f = useFauxHome();
 
   const setup = (maxSubagents = 4) => {
-    const config = loadConfig({ env: { GUPPY_TIMEZONE: "UTC" }, home: t.home });
-    const store = createStore({ home: t.home });
+    const config = loadConfig({ env: { GUPPY_TIMEZONE: "UTC" }, home: f.t.home });
+    const store = createStore({ home: f.t.home });
     const resolved = {
       ref: "faux/faux-1",
-      model: faux.getModel(),
+      model: f.faux.getModel(),
       apiKey: "faux",
       maxTokens: 1000,
       custom: false,
@@ -88,7 +71,7 @@ describe("subagent runs (faux provider)", () => {
       limiter: createConcurrencyLimiter(1),
       maxSubagents,
       toolResultMaxChars: 10_000,
-      journalPath: join(t.home, "subagents.jsonl"),
+      journalPath: join(f.t.home, "subagents.jsonl"),
       createRunner: (childId, parentId, childTools) =>
         createThreadRunner({
           threadId: childId,
@@ -118,7 +101,7 @@ describe("subagent runs (faux provider)", () => {
       offered.push((context.tools ?? []).map((tool) => tool.name));
       return fauxAssistantMessage("ok");
     };
-    faux.setResponses([record, record, record]);
+    f.faux.setResponses([record, record, record]);
     await runner.prompt({ text: "hi", role: "owner" });
     await runner.prompt({ text: "hi", role: "guest" });
     await subagents.run("cli:local:roles", "say ok");
@@ -133,7 +116,7 @@ describe("subagent runs (faux provider)", () => {
 
   it("runs a child in its parent's workspace, with its own context under the parent's folder", async () => {
     const { subagents } = setup();
-    faux.setResponses([
+    f.faux.setResponses([
       fauxAssistantMessage([fauxToolCall("write", { path: "found.txt", content: "42" })], {
         stopReason: "toolUse",
       }),
@@ -142,14 +125,14 @@ describe("subagent runs (faux provider)", () => {
     const result = await subagents.run("cli:local:work", "find the answer");
     expect(result).toMatchObject({ id: "cli:local:work~sub-1", state: "done" });
     expect(result.answer).toBe("wrote found.txt");
-    const parentDir = createStore({ home: t.home }).threadDir("cli:local:work");
+    const parentDir = createStore({ home: f.t.home }).threadDir("cli:local:work");
     expect(readFileSync(join(parentDir, "scratch", "found.txt"), "utf8")).toBe("42");
     expect(existsSync(join(parentDir, "subagents", "sub-1", "context.jsonl"))).toBe(true);
     expect(subagents.list("cli:local:work")).toEqual([
       { id: "cli:local:work~sub-1", state: "done" },
     ]);
     // Numbered on: the next child is sub-2.
-    faux.setResponses([fauxAssistantMessage("again")]);
+    f.faux.setResponses([fauxAssistantMessage("again")]);
     expect((await subagents.run("cli:local:work", "again")).id).toBe("cli:local:work~sub-2");
   });
 
@@ -159,7 +142,7 @@ describe("subagent runs (faux provider)", () => {
     const held = new Promise<void>((r) => {
       release = r;
     });
-    faux.setResponses([
+    f.faux.setResponses([
       async () => {
         await held;
         return fauxAssistantMessage("first");

@@ -1,17 +1,13 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
-import {
-  type FauxProviderRegistration,
-  fauxAssistantMessage,
-  registerFauxProvider,
-} from "@mariozechner/pi-ai";
+import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
 import { createStore } from "../../src/store/create-store.js";
 import type { ExtraToolSource } from "../../src/tools/create-tools.js";
 import type { Role } from "../../src/types.js";
-import { tempHome } from "../helpers/temp-home.js";
+import { useFauxHome } from "../helpers/faux-home.js";
 
 /** A changing set of tools, as an MCP manager is: `set` replaces them and bumps the version. */
 function extraSource() {
@@ -35,18 +31,7 @@ function extraSource() {
 }
 
 describe("tools that come and go (an MCP server's) in a thread's runs", () => {
-  let t: ReturnType<typeof tempHome>;
-  let faux: FauxProviderRegistration;
-  beforeEach(() => {
-    t = tempHome();
-    faux = registerFauxProvider({
-      models: [{ id: "faux-1", contextWindow: 100_000, maxTokens: 1000 }],
-    });
-  });
-  afterEach(() => {
-    faux.unregister();
-    t.cleanup();
-  });
+  const f = useFauxHome();
 
   /** The tool names and system prompt each run was offered. */
   async function runs(
@@ -54,9 +39,9 @@ describe("tools that come and go (an MCP server's) in a thread's runs", () => {
     steps: { role: Role; before?: () => void }[],
     settings: object = {},
   ) {
-    t.write("settings.json", JSON.stringify(settings));
+    f.t.write("settings.json", JSON.stringify(settings));
     const seen: { names: string[]; prompt: string; tools: unknown }[] = [];
-    faux.setResponses(
+    f.faux.setResponses(
       steps.map(() => (context) => {
         seen.push({
           names: (context.tools ?? []).map((tool) => tool.name),
@@ -68,15 +53,9 @@ describe("tools that come and go (an MCP server's) in a thread's runs", () => {
     );
     const runner = createThreadRunner({
       threadId: "telegram:1:default",
-      config: loadConfig({ env: { GUPPY_TIMEZONE: "UTC" }, home: t.home }),
-      resolved: {
-        ref: "faux/faux-1",
-        model: faux.getModel(),
-        apiKey: "faux",
-        maxTokens: 1000,
-        custom: false,
-      },
-      store: createStore({ home: t.home }),
+      config: loadConfig({ env: { GUPPY_TIMEZONE: "UTC" }, home: f.t.home }),
+      resolved: f.resolved(),
+      store: createStore({ home: f.t.home }),
       extraTools: extra,
     });
     for (const step of steps) {

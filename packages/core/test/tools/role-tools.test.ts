@@ -1,48 +1,25 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import {
-  type Context,
-  type FauxProviderRegistration,
-  fauxAssistantMessage,
-  fauxToolCall,
-  registerFauxProvider,
-} from "@mariozechner/pi-ai";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
 import { createStore } from "../../src/store/create-store.js";
 import type { AgentRunner, Role } from "../../src/types.js";
-import { tempHome } from "../helpers/temp-home.js";
+import { useFauxHome } from "../helpers/faux-home.js";
 
 /** What the model was offered and told in one run of a thread runner (faux provider). */
 describe("each role's tools in a thread's runs (faux provider)", () => {
-  let t: ReturnType<typeof tempHome>;
-  let faux: FauxProviderRegistration;
-  beforeEach(() => {
-    t = tempHome();
-    faux = registerFauxProvider({
-      models: [{ id: "faux-1", contextWindow: 100_000, maxTokens: 1000 }],
-    });
-  });
-  afterEach(() => {
-    faux.unregister();
-    t.cleanup();
-  });
+  const f = useFauxHome();
 
   const runnerFor = (threadId: string, tools?: unknown): AgentRunner => {
-    if (tools !== undefined) t.write("settings.json", JSON.stringify({ tools }));
-    const config = loadConfig({ env: { GUPPY_TIMEZONE: "UTC" }, home: t.home });
+    if (tools !== undefined) f.t.write("settings.json", JSON.stringify({ tools }));
+    const config = loadConfig({ env: { GUPPY_TIMEZONE: "UTC" }, home: f.t.home });
     return createThreadRunner({
       threadId,
       config,
-      resolved: {
-        ref: "faux/faux-1",
-        model: faux.getModel(),
-        apiKey: "faux",
-        maxTokens: 1000,
-        custom: false,
-      },
-      store: createStore({ home: t.home }),
+      resolved: f.resolved(),
+      store: createStore({ home: f.t.home }),
       // A chat thread: the upload tool is made for it.
       threadHandle: () => ({ threadId, notice: () => {} }),
     });
@@ -51,7 +28,7 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
   /** The names of the tools each request of a run offered, the run answering "ok". */
   const offered = async (runner: AgentRunner, role: Role): Promise<string[]> => {
     let names: string[] = [];
-    faux.setResponses([
+    f.faux.setResponses([
       (context: Context) => {
         names = (context.tools ?? []).map((tool) => tool.name);
         return fauxAssistantMessage("ok");
@@ -69,7 +46,7 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
     args: Record<string, unknown>,
   ): Promise<{ text: string; isError: boolean }> => {
     let seen = { text: "", isError: false };
-    faux.setResponses([
+    f.faux.setResponses([
       fauxAssistantMessage(fauxToolCall(name, args), { stopReason: "toolUse" }),
       (context: Context) => {
         const last = context.messages.at(-1);
@@ -103,7 +80,7 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
     const runner = runnerFor("telegram:100:100");
     const prompts: Partial<Record<Role, string>> = {};
     for (const role of ["guest", "owner"] as const) {
-      faux.setResponses([
+      f.faux.setResponses([
         (context: Context) => {
           prompts[role] = context.systemPrompt ?? "";
           return fauxAssistantMessage("ok");
@@ -118,20 +95,20 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
   });
 
   it("keeps the owner's own notes out of a guest's system prompt, and this chat's memory in", async () => {
-    t.write("MEMORY.md", "- OWNER-GLOBAL-FACT: the safe code is 1234");
-    t.write("USER.md", "OWNER-PROFILE: lives at 1 Private Road");
-    t.write("telegram/MEMORY.md", "- PLATFORM-FACT about every telegram chat");
-    t.write("telegram/100/MEMORY.md", "- CHAT-FACT: this chat plans a picnic");
+    f.t.write("MEMORY.md", "- OWNER-GLOBAL-FACT: the safe code is 1234");
+    f.t.write("USER.md", "OWNER-PROFILE: lives at 1 Private Road");
+    f.t.write("telegram/MEMORY.md", "- PLATFORM-FACT about every telegram chat");
+    f.t.write("telegram/100/MEMORY.md", "- CHAT-FACT: this chat plans a picnic");
     const today = new Date().toISOString().slice(0, 10).replaceAll("-", "");
-    t.write(`memory/${today.slice(0, 6)}/${today}.md`, "- DIARY-ENTRY: saw the doctor");
-    t.write(
+    f.t.write(`memory/${today.slice(0, 6)}/${today}.md`, "- DIARY-ENTRY: saw the doctor");
+    f.t.write(
       "skills/secret-skill/SKILL.md",
       "---\nname: secret-skill\ndescription: SKILL-DESC\n---\nbody",
     );
     const runner = runnerFor("telegram:100:100");
     const prompts: Partial<Record<Role, string>> = {};
     for (const role of ["guest", "owner"] as const) {
-      faux.setResponses([
+      f.faux.setResponses([
         (context: Context) => {
           prompts[role] = context.systemPrompt ?? "";
           return fauxAssistantMessage("ok");
@@ -170,7 +147,7 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
     // A guest allowed write writes in its workspace, never outside it.
     const written = await callTool(telegram, "guest", "write", { path: "note.md", content: "hi" });
     expect(written.isError).toBe(false);
-    const outside = join(t.home, "planted.md");
+    const outside = join(f.t.home, "planted.md");
     const refused = await callTool(telegram, "guest", "write", { path: outside, content: "x" });
     expect(refused.isError).toBe(true);
     expect(existsSync(outside)).toBe(false);
@@ -182,9 +159,9 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
   it("refuses a guest's read outside its workspace (the file never reaches the model), allows it inside", async () => {
     const threadId = "telegram:100:100";
     const runner = runnerFor(threadId);
-    const store = createStore({ home: t.home });
-    const outside = t.write("notes/private.txt", "the owner's secret plan");
-    const settings = t.write("settings.json", '{"apiKey": "sk-not-for-guests"}');
+    const store = createStore({ home: f.t.home });
+    const outside = f.t.write("notes/private.txt", "the owner's secret plan");
+    const settings = f.t.write("settings.json", '{"apiKey": "sk-not-for-guests"}');
     const workspace = store.workspaceDir(threadId);
     mkdirSync(workspace, { recursive: true });
     writeFileSync(join(workspace, "shared.txt"), "hello guest");
@@ -225,7 +202,7 @@ describe("each role's tools in a thread's runs (faux provider)", () => {
 
   it("refuses a guest a tool it was not given, even when the model calls it", async () => {
     const runner = runnerFor("telegram:100:100");
-    const marker = join(t.home, "made-by-guest");
+    const marker = join(f.t.home, "made-by-guest");
     const result = await callTool(runner, "guest", "bash", { command: `touch ${marker}` });
     expect(result.isError).toBe(true);
     expect(existsSync(marker)).toBe(false);

@@ -1,32 +1,16 @@
-import {
-  type Context,
-  type FauxProviderRegistration,
-  fauxAssistantMessage,
-  registerFauxProvider,
-} from "@mariozechner/pi-ai";
+import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
 import { createStore } from "../../src/store/create-store.js";
 import type { ServiceTools } from "../../src/tools/create-tools.js";
 import type { Role } from "../../src/types.js";
-import { tempHome } from "../helpers/temp-home.js";
+import { useFauxHome } from "../helpers/faux-home.js";
 
 /** Which runs are offered web_search: the settings' provider, the role, the app's own tool. */
 describe("web_search in a thread's tools (faux provider)", () => {
-  let t: ReturnType<typeof tempHome>;
-  let faux: FauxProviderRegistration;
-  beforeEach(() => {
-    t = tempHome();
-    faux = registerFauxProvider({
-      models: [{ id: "faux-1", contextWindow: 100_000, maxTokens: 1000 }],
-    });
-  });
-  afterEach(() => {
-    faux.unregister();
-    t.cleanup();
-  });
+  const f = useFauxHome();
 
   /** The tools (name and description) one run of a Slack thread offered `role`. */
   const offered = async (
@@ -34,22 +18,16 @@ describe("web_search in a thread's tools (faux provider)", () => {
     role: Role,
     services?: ServiceTools,
   ): Promise<Array<{ name: string; description: string }>> => {
-    const config = loadConfig({ env: { GUPPY_TIMEZONE: "UTC", ...env }, home: t.home });
+    const config = loadConfig({ env: { GUPPY_TIMEZONE: "UTC", ...env }, home: f.t.home });
     const runner = createThreadRunner({
       threadId: "slack:C1:1",
       config,
-      resolved: {
-        ref: "faux/faux-1",
-        model: faux.getModel(),
-        apiKey: "faux",
-        maxTokens: 1000,
-        custom: false,
-      },
-      store: createStore({ home: t.home }),
+      resolved: f.resolved(),
+      store: createStore({ home: f.t.home }),
       services,
     });
     let tools: Array<{ name: string; description: string }> = [];
-    faux.setResponses([
+    f.faux.setResponses([
       (context: Context) => {
         tools = (context.tools ?? []).map(({ name, description }) => ({ name, description }));
         return fauxAssistantMessage("ok");
