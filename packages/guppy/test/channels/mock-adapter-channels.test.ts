@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { createMockAdapter, createTestMessage } from "@chat-adapter/tests";
+import { createTestMessage } from "@chat-adapter/tests";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import { silentLogger } from "@guppy/core";
-import type { Adapter, AdapterPostableMessage, MessageData } from "chat";
+import type { MessageData } from "chat";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createAccessStore } from "../../src/access/access-store.js";
 import { createAccessControl } from "../../src/access/create-access-control.js";
@@ -13,6 +13,7 @@ import {
   startChatChannel,
 } from "../../src/channels/bridge/start-chat-channel.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
+import { recordingAdapter } from "./helpers/recording-adapter.js";
 import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
 
 /**
@@ -32,42 +33,6 @@ function script(request: ChatCompletionRequest): FixtureResponse {
       toolCalls: [{ name: "bash", arguments: JSON.stringify({ command: `echo ${bash[1]}` }) }],
     };
   return { content: `You said: ${text}` };
-}
-
-function textOf(message: AdapterPostableMessage): string {
-  if (typeof message === "string") return message;
-  if ("markdown" in message) return message.markdown;
-  if ("raw" in message) return message.raw;
-  return JSON.stringify(message);
-}
-
-/** A mock adapter that records what the bridge posts, per thread, with edits applied. */
-function recordingAdapter(name: string) {
-  const threads = new Map<string, string[]>();
-  const ids = new Map<string, { threadId: string; index: number }>();
-  let next = 0;
-  const adapter: Adapter = createMockAdapter(name, {
-    postMessage: async (threadId: string, message: AdapterPostableMessage) => {
-      const list = threads.get(threadId) ?? [];
-      list.push(textOf(message));
-      threads.set(threadId, list);
-      const id = `m${next++}`;
-      ids.set(id, { threadId, index: list.length - 1 });
-      return { id, threadId, raw: {} };
-    },
-    postChannelMessage: async (channelId: string, message: AdapterPostableMessage) => {
-      const list = threads.get(channelId) ?? [];
-      list.push(textOf(message));
-      threads.set(channelId, list);
-      return { id: `m${next++}`, threadId: channelId, raw: {} };
-    },
-    editMessage: async (threadId: string, id: string, message: AdapterPostableMessage) => {
-      const at = ids.get(id);
-      if (at) (threads.get(at.threadId) as string[])[at.index] = textOf(message);
-      return { id, threadId, raw: {} };
-    },
-  });
-  return { adapter, posted: (threadId: string) => threads.get(threadId) ?? [] };
 }
 
 describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapter)", (name) => {
