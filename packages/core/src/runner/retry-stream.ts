@@ -6,6 +6,7 @@ import {
   type AssistantMessageEventStream,
   createAssistantMessageEventStream,
 } from "@mariozechner/pi-ai";
+import { retryAfterMs, sleep } from "../time/wait.js";
 import { zeroUsage } from "./message-text.js";
 import { REQUEST_ID_HEADER, takeResponse, watchResponse } from "./provider-responses.js";
 import {
@@ -256,34 +257,7 @@ function statusIn(message: string | undefined): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** How long the provider asked to wait, from `retry-after-ms` or `retry-after` (seconds or a date). */
-export function retryAfterMs(headers: Record<string, string>): number | undefined {
-  const ms = Number.parseFloat(headers["retry-after-ms"] ?? "");
-  if (Number.isFinite(ms) && ms >= 0) return ms;
-  const value = headers["retry-after"];
-  if (value === undefined) return undefined;
-  const seconds = Number.parseFloat(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const date = Date.parse(value);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
 function backoff(attempt: number, baseMs: number): number {
   const step = Math.min(MAX_BACKOFF_MS, baseMs * 2 ** attempt);
   return step * (0.75 + Math.random() * 0.25);
-}
-
-/** Waits `ms`; false as soon as `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
-  if (signal?.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      resolve(ok);
-    };
-    const onAbort = () => done(false);
-    const timer = setTimeout(() => done(true), ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

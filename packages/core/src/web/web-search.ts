@@ -4,6 +4,8 @@
 // setting to check; identical queries within ten minutes are answered from a small cache, so a
 // model that repeats itself does not spend the owner's quota.
 
+import { retryAfterMs, sleep } from "../time/wait.js";
+
 /** A configured search provider; Brave wins when both are set. */
 export type SearchProvider =
   | { type: "brave"; apiKey: string; baseUrl: string }
@@ -77,14 +79,16 @@ export function createWebSearch(options: WebSearchOptions): WebSearch {
     const request = providerRequest(provider, query, count);
     let response = await send(request, name, timeoutMs, signal);
     if (response.status === 429) {
-      const wait = retryAfterMs(response.headers.get("retry-after"));
+      const wait =
+        retryAfterMs({ "retry-after": response.headers.get("retry-after") ?? "" }) ??
+        DEFAULT_RETRY_WAIT_MS;
       await response.body?.cancel();
       if (wait > maxRetryWaitMs) {
         throw new Error(
           `${name} rate limit reached (HTTP 429); it asks to wait ${Math.ceil(wait / 1000)} s. Try again later.`,
         );
       }
-      await sleep(wait, signal);
+      if (!(await sleep(wait, signal))) throw signal?.reason;
       response = await send(request, name, timeoutMs, signal);
       if (response.status === 429) {
         await response.body?.cancel();
@@ -275,35 +279,6 @@ function httpProblem(provider: SearchProvider, name: string, status: number): st
       ? "check braveBaseUrl (GUPPY_BRAVE_BASE_URL)"
       : "check searxngUrl (GUPPY_SEARXNG_URL)";
   return `${name} answered HTTP ${status}; ${where}.`;
-}
-
-/** `retry-after` (seconds or an HTTP date) in milliseconds; a default when absent or unreadable. */
-function retryAfterMs(header: string | null): number {
-  if (header === null || header.trim() === "") return DEFAULT_RETRY_WAIT_MS;
-  const value = header.trim();
-  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? DEFAULT_RETRY_WAIT_MS : Math.max(0, at - Date.now());
-}
-
-/** Waits `ms`, or rejects with the signal's reason as soon as it is aborted. */
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
-    const done = () => {
-      signal?.removeEventListener("abort", abort);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    const abort = () => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    signal?.addEventListener("abort", abort, { once: true });
-  });
 }
 
 /** Recent results by provider, count and query; the oldest entry goes first when full. */
