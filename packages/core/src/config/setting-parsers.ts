@@ -25,6 +25,11 @@ function parser<T>(expected: string, accept: (raw: RawValue) => T | undefined): 
   return Object.assign(parse, { expected });
 }
 
+/** A JSON object (not null, not an array): what a structured setting or a server's answer must be. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
 /** A string, number or boolean: what a flag, a variable or a plain settings.json value is. */
 export function isRawValue(value: unknown): value is RawValue {
   return typeof value === "string" || typeof value === "number" || typeof value === "boolean";

@@ -1,4 +1,5 @@
 import { Compile } from "typebox/compile";
+import { isObject } from "../config/setting-parsers.js";
 
 // An MCP tool's input schema is whatever JSON Schema its server wrote; the providers accept less:
 // an object at the top (no anyOf/oneOf there), no `$ref` (several reject them), and `items` on
@@ -164,8 +165,4 @@ function fixArrays(node: unknown): unknown {
     out.items = {};
   }
   return out;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,4 +1,4 @@
-import type { ParseResult, Parser } from "../config/setting-parsers.js";
+import { isObject, type ParseResult, type Parser } from "../config/setting-parsers.js";
 
 // The `mcpServers` setting, in the format other MCP hosts use (Claude Desktop, Cursor, ...):
 // `{"name": {"command", "args", "env"}}` starts a stdio server, `{"name": {"url", "headers"}}`
@@ -106,8 +106,4 @@ function isHttpUrl(value: string): boolean {
   } catch {
     return false;
   }
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

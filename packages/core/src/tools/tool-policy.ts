@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { closestName, type Parser } from "../config/setting-parsers.js";
+import { closestName, isObject, type Parser } from "../config/setting-parsers.js";
 import { secretDenials } from "../sandbox/thread-view.js";
 import type { Role } from "../types.js";
 import { createPathPolicy, type PathPolicy } from "./path-policy.js";
@@ -195,8 +195,4 @@ export function guestPathPolicy(options: {
       { path: join(options.home, "logs"), reason: "guppy's logs" },
     ],
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
 }

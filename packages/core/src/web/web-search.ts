@@ -4,6 +4,7 @@
 // setting to check; identical queries within ten minutes are answered from a small cache, so a
 // model that repeats itself does not spend the owner's quota.
 
+import { isObject } from "../config/setting-parsers.js";
 import { retryAfterMs, sleep } from "../time/wait.js";
 
 /** A configured search provider; Brave wins when both are set. */
@@ -200,10 +201,6 @@ function resultList(
       },
     ];
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 function field(value: unknown, key: string): unknown {
