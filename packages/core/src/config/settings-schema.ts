@@ -5,6 +5,7 @@ import { type ToolPolicySettings, toolPolicyValue } from "../tools/tool-policy.j
 import {
   booleanValue,
   integerValue,
+  isObject,
   listValue,
   modelRefValue,
   numberValue,
@@ -67,6 +68,15 @@ export interface ConfigValues {
   mcpServers?: McpServers;
   mcpStartSeconds: number;
   mcpTimeoutSeconds: number;
+  modelCost?: ModelCost;
+}
+
+/** Prices of a model in dollars per million tokens (settings.json `modelCost`). */
+export interface ModelCost {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
 }
 
 export type ConfigKey = keyof ConfigValues;
@@ -343,7 +353,46 @@ export const settingsSchema: SettingsSchema = {
     default: 60,
     description: "Longest an MCP tool call may take",
   },
+  modelCost: {
+    parse: modelCostValue(),
+    description:
+      'Prices of the model in dollars per million tokens, for a custom endpoint or to override the catalog\'s: `{"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}` (cache prices default to 0)',
+  },
 };
+
+/** settings.json `modelCost`: input and output prices (cache prices optional), each ≥ 0. */
+function modelCostValue(): Parser<ModelCost> {
+  const expected =
+    'an object of prices per million tokens, {"input": N, "output": N, "cacheRead": N, "cacheWrite": N}';
+  const parse = (raw: unknown): ParseResult<ModelCost> => {
+    if (!isObject(raw)) return { ok: false, expected };
+    const fields = ["input", "output", "cacheRead", "cacheWrite"] as const;
+    for (const key of Object.keys(raw)) {
+      if (!(fields as readonly string[]).includes(key)) {
+        return {
+          ok: false,
+          expected,
+          problem: `modelCost: unknown field "${key}" (fields: ${fields.join(", ")})`,
+        };
+      }
+    }
+    const cost: ModelCost = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 };
+    for (const field of fields) {
+      const v = raw[field];
+      if (v === undefined && (field === "cacheRead" || field === "cacheWrite")) continue;
+      if (typeof v !== "number" || !Number.isFinite(v) || v < 0) {
+        return {
+          ok: false,
+          expected,
+          problem: `modelCost.${field} must be a number ≥ 0 (dollars per million tokens)`,
+        };
+      }
+      cost[field] = v;
+    }
+    return { ok: true, value: cost };
+  };
+  return Object.assign(parse, { expected });
+}
 
 /** GUPPY_HEARTBEAT_HOURS: `HH:MM-HH:MM`, kept as written (the heartbeat parses it again). */
 function activeHoursValue(): Parser<string> {

@@ -8,7 +8,15 @@ export interface ResolvedModel {
   /** `provider/model-id` as configured (or discovered). */
   ref: string;
   model: Model<Api>;
+  /** The key as resolved at start (redacted from logs and tool output). */
   apiKey?: string;
+  /**
+   * When set, asked for the key at each request instead (a key changed in guppy.env, an OAuth
+   * token refreshed before it expires); `apiKey` is then its value at start.
+   */
+  getApiKey?: () => string | undefined | Promise<string | undefined>;
+  /** The key is a subscription's sign-in (OAuth), not a pay-per-token key: usage shows no spend. */
+  subscription?: boolean;
   /** Reply token limit to request. */
   maxTokens: number;
   /** True for a custom endpoint (GUPPY_BASE_URL) or a discovered local server. */
@@ -30,7 +38,7 @@ export const noModelMessage =
 /** The model settings, and where they came from (for messages; the environment variable is named when not given). */
 type ModelSettings = Pick<
   GuppyConfig,
-  "model" | "baseUrl" | "api" | "apiKey" | "maxTokens" | "contextWindow"
+  "model" | "baseUrl" | "api" | "apiKey" | "maxTokens" | "contextWindow" | "modelCost"
 > &
   SettingOrigins;
 
@@ -86,6 +94,7 @@ export async function resolveModel(
   const model: Model<Api> = {
     ...catalogued,
     ...(config.contextWindow ? { contextWindow: config.contextWindow } : {}),
+    ...(config.modelCost ? { cost: config.modelCost } : {}),
   };
   const maxTokens = replyLimit(
     config,
@@ -154,7 +163,8 @@ function buildCustom(
     baseUrl,
     reasoning: false,
     input: catalogued?.input ?? ["text"],
-    cost: catalogued?.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+    cost: config.modelCost ??
+      catalogued?.cost ?? { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
     contextWindow,
     maxTokens,
   };

@@ -28,7 +28,11 @@ import {
   runResult,
   toolRoundsNote,
 } from "./agent-events.js";
-import { createStreamFn, syntheticAssistantMessage } from "./create-stream-fn.js";
+import {
+  type ApiKeySource,
+  createStreamFn,
+  syntheticAssistantMessage,
+} from "./create-stream-fn.js";
 import { createLoopAgent } from "./loop-agent.js";
 import { isAssistant, oneLine } from "./message-text.js";
 import { createQuietRunGate } from "./quiet-run.js";
@@ -38,7 +42,8 @@ export interface AgentRunnerOptions {
   threadId: string;
   store: Store;
   model: Model<Api>;
-  apiKey?: string;
+  /** The key, or where to get it at each request (create-stream-fn.ts). */
+  apiKey?: ApiKeySource;
   /**
    * Rebuilt before every run (memory and skills may change between runs), for the tools that
    * run gets.

@@ -11,8 +11,15 @@ import {
 import { zeroUsage } from "./message-text.js";
 import { type RetryNotice, retryingStream } from "./retry-stream.js";
 
+/**
+ * A model's key, or where to get it at each request: a key kept in a file that may change
+ * (guppy.env), an OAuth token refreshed before it expires. A source that throws fails that
+ * request with its message as the error (say what to run: `guppy login anthropic`).
+ */
+export type ApiKeySource = string | (() => string | undefined | Promise<string | undefined>);
+
 export interface StreamFnOptions {
-  apiKey?: string;
+  apiKey?: ApiKeySource;
   maxTokens?: number;
   /**
    * Retries on 408/409/429/5xx and connection errors, made here (retry-stream.ts) with an
@@ -65,32 +72,63 @@ export function createStreamFn(options: StreamFnOptions): StreamFn {
       return stream;
     }
     options.onRequest?.();
-    const request = {
-      ...streamOptions,
-      ...(options.apiKey ? { apiKey: options.apiKey } : {}),
-      ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
-      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
-      cacheRetention: options.cacheRetention ?? "short",
-    };
-    const policy = {
-      maxRetries: options.maxRetries,
-      maxRetryWaitSeconds: options.maxRetryWaitSeconds ?? 60,
-      maxAnswerChars: options.maxAnswerChars ?? 0,
-      baseDelayMs: options.retryBaseDelayMs,
-      onRetry: options.onRetry,
-    };
-    const send = (req: typeof request) =>
-      retryingStream((r) => base(model, context, r), req, policy);
-    const { idleTimeoutMs, onIdle } = options;
-    if (!idleTimeoutMs) return send(request);
-    if (onIdle)
-      return whenStream(send(request), (stream) => watchStreamIdle(stream, idleTimeoutMs, onIdle));
-    return stopWhenQuiet(
-      (signal) => send({ ...request, signal }),
-      streamOptions?.signal,
-      idleTimeoutMs,
-    );
+    const key = options.apiKey;
+    if (typeof key !== "function") return sendWith(key);
+    let resolved: string | undefined | Promise<string | undefined>;
+    try {
+      resolved = key();
+    } catch (error) {
+      return keyErrorStream(model, error);
+    }
+    if (!(resolved instanceof Promise)) return sendWith(resolved);
+    return resolved.then(sendWith, (error) => keyErrorStream(model, error));
+
+    function sendWith(apiKey: string | undefined): ReturnType<StreamFn> {
+      const request = {
+        ...streamOptions,
+        ...(apiKey ? { apiKey } : {}),
+        ...(options.maxTokens ? { maxTokens: options.maxTokens } : {}),
+        ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+        cacheRetention: options.cacheRetention ?? "short",
+      };
+      const policy = {
+        maxRetries: options.maxRetries,
+        maxRetryWaitSeconds: options.maxRetryWaitSeconds ?? 60,
+        maxAnswerChars: options.maxAnswerChars ?? 0,
+        baseDelayMs: options.retryBaseDelayMs,
+        onRetry: options.onRetry,
+      };
+      const send = (req: typeof request) =>
+        retryingStream((r) => base(model, context, r), req, policy);
+      const { idleTimeoutMs, onIdle } = options;
+      if (!idleTimeoutMs) return send(request);
+      if (onIdle)
+        return whenStream(send(request), (stream) =>
+          watchStreamIdle(stream, idleTimeoutMs, onIdle),
+        );
+      return stopWhenQuiet(
+        (signal) => send({ ...request, signal }),
+        streamOptions?.signal,
+        idleTimeoutMs,
+      );
+    }
   };
+}
+
+/** The answer of a request whose key could not be had: an error naming why, no request made. */
+function keyErrorStream(model: Model<Api>, error: unknown): AssistantMessageEventStream {
+  const message: AssistantMessage = {
+    ...syntheticAssistantMessage(model, ""),
+    content: [],
+    stopReason: "error",
+    errorMessage: error instanceof Error ? error.message : String(error),
+  };
+  const stream = createAssistantMessageEventStream();
+  queueMicrotask(() => {
+    stream.push({ type: "error", reason: "error", error: message });
+    stream.end(message);
+  });
+  return stream;
 }
 
 /** A finished assistant text message attributed to `model` (no usage). */

@@ -136,7 +136,7 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     threadId,
     store,
     model: resolved.model,
-    apiKey: resolved.apiKey,
+    apiKey: resolved.getApiKey ?? resolved.apiKey,
     maxTokens: resolved.maxTokens,
     maxRetries: config.maxRetries,
     maxRetryWaitSeconds: config.maxRetryWaitSeconds,

@@ -32,6 +32,20 @@ describe("loadConfig", () => {
 
   const settings = (text: string) => writeFileSync(join(home, "settings.json"), text);
 
+  it("reads modelCost from settings.json and names a bad price", () => {
+    settings('{"modelCost": {"input": 3, "output": 15}}');
+    expect(loadConfig({ env: { GUPPY_HOME: home } }).modelCost).toEqual({
+      input: 3,
+      output: 15,
+      cacheRead: 0,
+      cacheWrite: 0,
+    });
+    settings('{"modelCost": {"input": 3, "output": -1}}');
+    expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
+      "modelCost.output must be a number ≥ 0 (dollars per million tokens)",
+    );
+  });
+
   it("uses defaults when nothing is set", () => {
     const c = loadConfig({ env: { GUPPY_HOME: home } });
     expect(c.home).toBe(home);

@@ -14,6 +14,15 @@ import {
 const none = async () => undefined;
 
 describe("resolveModel", () => {
+  it("prices a custom endpoint's requests with modelCost", async () => {
+    const modelCost = { input: 1, output: 2, cacheRead: 0.1, cacheWrite: 0 };
+    const r = await resolveModel(
+      { model: "openai/my-model", baseUrl: "http://127.0.0.1:9/v1", modelCost },
+      { env: {}, discover: none },
+    );
+    expect(r.model.cost).toEqual(modelCost);
+  });
+
   it("sends an uncatalogued id as is to a custom endpoint over the chosen protocol", async () => {
     const r = await resolveModel(
       {

@@ -4,6 +4,21 @@ import { outputFailed } from "./output-errors.js";
 import { type CliArgs, parseCliArgs } from "./parse-cli-args.js";
 import { guppyVersion } from "./version.js";
 
+type Command = (args: CliArgs) => Promise<number>;
+
+/** Every command, loaded only when used: one line each. */
+const commands: Record<string, Command> = {
+  chat: async (a) => (await import("../commands/chat-command.js")).chatCommand(a),
+  config: async (a) => (await import("../commands/config-command.js")).configCommand(a),
+  serve: async (a) => (await import("../commands/serve-command.js")).serveCommand(a),
+  init: async (a) => (await import("../commands/init-command.js")).initCommand(a),
+  skills: async (a) => (await import("../commands/skills-command.js")).skillsCommand(a),
+  events: async (a) => (await import("../commands/events-command.js")).eventsCommand(a),
+  mcp: async (a) => (await import("../commands/mcp-command.js")).mcpCommand(a),
+  pairing: async (a) => (await import("../commands/access-commands.js")).pairingCommand(a),
+  invite: async (a) => (await import("../commands/access-commands.js")).inviteCommand(a),
+};
+
 /** Dispatches a command; each command module is loaded only when used. */
 export async function main(argv: string[]): Promise<void> {
   // `guppy config | head` closes the pipe early: that is not an error worth a stack trace.
@@ -24,37 +39,9 @@ export async function main(argv: string[]): Promise<void> {
       process.stdout.write(helpText);
       code = ExitCode.usage;
     } else {
-      switch (args.command) {
-        case "chat":
-          code = await (await import("../commands/chat-command.js")).chatCommand(args);
-          break;
-        case "config":
-          code = await (await import("../commands/config-command.js")).configCommand(args);
-          break;
-        case "serve":
-          code = await (await import("../commands/serve-command.js")).serveCommand(args);
-          break;
-        case "init":
-          code = await (await import("../commands/init-command.js")).initCommand(args);
-          break;
-        case "skills":
-          code = await (await import("../commands/skills-command.js")).skillsCommand(args);
-          break;
-        case "events":
-          code = await (await import("../commands/events-command.js")).eventsCommand(args);
-          break;
-        case "mcp":
-          code = await (await import("../commands/mcp-command.js")).mcpCommand(args);
-          break;
-        case "pairing":
-          code = await (await import("../commands/access-commands.js")).pairingCommand(args);
-          break;
-        case "invite":
-          code = await (await import("../commands/access-commands.js")).inviteCommand(args);
-          break;
-        default:
-          throw new UsageError(`unknown command "${args.command}" (see guppy --help)`);
-      }
+      const run = Object.hasOwn(commands, args.command) ? commands[args.command] : undefined;
+      if (!run) throw new UsageError(`unknown command "${args.command}" (see guppy --help)`);
+      code = await run(args);
     }
   } catch (error) {
     code = reportError(error, args);

@@ -20,6 +20,8 @@ export interface CliArgs {
   owner: boolean;
   /** `guppy events add`'s flags, mirroring the event file's fields (--thread and --timezone too). */
   eventFlags: Partial<Record<EventFlag, string>>;
+  /** The command's own flags (`commandOptions`), by their names: `--fix` → `flags.fix`. */
+  flags: Record<string, string | boolean>;
   help: boolean;
   version: boolean;
 }
@@ -30,21 +32,32 @@ type Options = Record<string, { type: "string" | "boolean"; short?: string }>;
 export const eventFlagNames = ["type", "adapter", "channel", "text", "schedule", "id"] as const;
 export type EventFlag = (typeof eventFlagNames)[number];
 
-/** The commands that take `--owner`; anywhere else it is an unknown option like any other. */
-const ownerCommands = new Set(["pairing", "invite"]);
+const eventOptions: Options = Object.fromEntries(
+  eventFlagNames.map((name) => [name, { type: "string" as const }]),
+);
+
+/**
+ * Each command's own flags; anywhere else one is an unknown option like any other. A flag name
+ * used by two commands has one type.
+ */
+export const commandOptions: Record<string, Options> = {
+  events: eventOptions,
+  pairing: { owner: { type: "boolean" } },
+  invite: { owner: { type: "boolean" } },
+  chat: { workspace: { type: "string" } },
+  setup: { provider: { type: "string" }, "non-interactive": { type: "boolean" } },
+  doctor: { fix: { type: "boolean" } },
+  status: { json: { type: "boolean" } },
+  usage: { days: { type: "string" }, by: { type: "string" }, json: { type: "boolean" } },
+};
 
 /** Boolean settings by flag name (`skills-inline` → skillsInline). */
 const booleanFlags = new Map<string, string>(
   configKeys.filter((k) => typeof allSettings[k]?.default === "boolean").map((k) => [kebab(k), k]),
 );
 
-/**
- * Parses argv: a command, its positionals, and flags (every config key is also a --kebab-case
- * flag). A boolean setting's flag turns it on (`--debug`), takes a value after "=" in any
- * spelling the setting accepts (`--debug=false`, `--debug=0`) or is negated (`--no-debug`), so a
- * flag can override a `true` from the environment or settings.json.
- */
-export function parseCliArgs(argv: string[]): CliArgs {
+/** The options every command takes: home, session, thread, message, help, version and the settings. */
+export function globalOptions(): Options {
   const options: Options = {
     home: { type: "string" },
     session: { type: "string" },
@@ -56,6 +69,18 @@ export function parseCliArgs(argv: string[]): CliArgs {
   for (const key of configKeys) {
     if (!booleanFlags.has(kebab(key))) options[kebab(key)] = { type: "string" };
   }
+  return options;
+}
+
+/**
+ * Parses argv: a command, its positionals, and flags (every config key is also a --kebab-case
+ * flag; a command's own flags are in `commandOptions`). A boolean setting's flag turns it on
+ * (`--debug`), takes a value after "=" in any spelling the setting accepts (`--debug=false`,
+ * `--debug=0`) or is negated (`--no-debug`), so a flag can override a `true` from the
+ * environment or settings.json.
+ */
+export function parseCliArgs(argv: string[]): CliArgs {
+  const options = globalOptions();
   const { rest, booleans } = takeBooleanFlags(argv, options);
   const strictParse = (known: Options) => {
     try {
@@ -64,45 +89,40 @@ export function parseCliArgs(argv: string[]): CliArgs {
       throw new UsageError(`${(error as Error).message.split("\n")[0]} (see guppy --help)`);
     }
   };
-  const eventOptions: Options = Object.fromEntries(
-    eventFlagNames.map((name) => [name, { type: "string" as const }]),
-  );
-  const parsed = strictParse({ ...options, ...eventOptions, owner: { type: "boolean" } });
-  // Parsed again without it, for parseArgs' own "Unknown option '--owner'" line.
-  if (parsed.values.owner !== undefined && !ownerCommands.has(parsed.positionals[0] ?? "")) {
-    strictParse({ ...options, ...(parsed.positionals[0] === "events" ? eventOptions : {}) });
-  }
+  const everyCommandOption: Options = Object.assign({}, ...Object.values(commandOptions));
+  const parsed = strictParse({ ...options, ...everyCommandOption });
+  const command = parsed.positionals[0];
+  const own = (command !== undefined ? commandOptions[command] : undefined) ?? {};
   const values = parsed.values as Record<string, string | boolean | undefined>;
+  // Parsed again with this command's flags alone, for parseArgs' own "Unknown option" line.
+  const foreign = Object.keys(values).some((name) => !(name in options) && !(name in own));
+  if (foreign) strictParse({ ...options, ...own });
+  const flags: Record<string, string | boolean> = {};
+  for (const name of Object.keys(own)) {
+    const v = values[name];
+    if (v !== undefined) flags[name] = v;
+  }
   const eventFlags: Partial<Record<EventFlag, string>> = {};
   for (const name of eventFlagNames) {
-    const v = values[name];
-    if (typeof v === "string") eventFlags[name] = v;
-  }
-  // The same for the event flags anywhere but `guppy events`.
-  if (Object.keys(eventFlags).length > 0 && parsed.positionals[0] !== "events") {
-    strictParse({
-      ...options,
-      ...(ownerCommands.has(parsed.positionals[0] ?? "")
-        ? { owner: { type: "boolean" as const } }
-        : {}),
-    });
+    const v = flags[name];
+    if (command === "events" && typeof v === "string") eventFlags[name] = v;
   }
   const configFlags: Partial<Record<string, string | boolean>> = { ...booleans };
   for (const key of configKeys) {
     const v = values[kebab(key)];
     if (v !== undefined) configFlags[key] = v;
   }
-  const [command, ...positionals] = parsed.positionals;
   return {
     command,
-    positionals,
+    positionals: parsed.positionals.slice(1),
     configFlags,
     home: values.home as string | undefined,
     session: values.session as string | undefined,
     thread: values.thread as string | undefined,
     message: values.message as string | undefined,
-    owner: values.owner === true,
+    owner: flags.owner === true,
     eventFlags,
+    flags,
     help: values.help === true,
     version: values.version === true,
   };

@@ -66,3 +66,21 @@ describe("boolean setting flags", () => {
     expect(() => parseCliArgs(argv)).toThrow(message);
   });
 });
+
+describe("each command's own flags", () => {
+  it("gives a command its flags by name", () => {
+    expect(parseCliArgs(["doctor", "--fix"]).flags).toEqual({ fix: true });
+    expect(parseCliArgs(["usage", "--days", "7", "--by", "model", "--json"]).flags).toEqual({
+      days: "7",
+      by: "model",
+      json: true,
+    });
+    expect(parseCliArgs(["pairing", "approve", "telegram", "C", "--owner"]).owner).toBe(true);
+  });
+
+  it("refuses another command's flag as parseArgs' unknown option", () => {
+    expect(() => parseCliArgs(["chat", "--fix"])).toThrow("Unknown option '--fix'");
+    expect(() => parseCliArgs(["config", "--owner"])).toThrow("Unknown option '--owner'");
+    expect(() => parseCliArgs(["chat", "--schedule", "x"])).toThrow("Unknown option '--schedule'");
+  });
+});
