@@ -1,5 +1,13 @@
 // @guppy/core/config: settings schema, value parsers and the helpers the CLI's config commands
 // use (loadConfig and ConfigError are in the package root).
+
+export {
+  ENV_FILE,
+  type EnvFile,
+  parseEnvText,
+  readEnvFile,
+  setEnvFileValues,
+} from "./env-file.js";
 export {
   describeConfig,
   kebab,

@@ -1,5 +1,5 @@
 import { ExitCode, reportError, UsageError } from "./cli-error.js";
-import { helpText } from "./help-text.js";
+import { commandHelpText, helpText } from "./help-text.js";
 import { outputFailed } from "./output-errors.js";
 import { type CliArgs, parseCliArgs } from "./parse-cli-args.js";
 import { guppyVersion } from "./version.js";
@@ -30,7 +30,8 @@ export async function main(argv: string[]): Promise<void> {
   try {
     args = parseCliArgs(argv);
     if (args.help || args.command === "help") {
-      process.stdout.write(helpText);
+      const topic = args.command === "help" ? args.positionals[0] : args.command;
+      process.stdout.write((topic !== undefined && commandHelpText(topic)) || helpText);
       code = ExitCode.ok;
     } else if (args.version || args.command === "version") {
       process.stdout.write(`guppy ${guppyVersion()}\n`);
