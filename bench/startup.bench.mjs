@@ -39,6 +39,30 @@ console.log(
     : "guppy --version     peak RSS n/a (/usr/bin/time not installed)",
 );
 
+// 1b. the same through the command the README's install puts on PATH (`npm link -w guppy`, into a
+// throwaway prefix): the shebang's `env node` lookup and the symlink cost a little.
+const prefix = mkdtempSync(join(tmpdir(), "guppy-bench-prefix-"));
+const link = spawnSync("npm", ["link", "-w", "guppy", "--no-audit", "--no-fund"], {
+  cwd: fileURLToPath(new URL("..", import.meta.url)),
+  env: { ...process.env, npm_config_prefix: prefix },
+  encoding: "utf8",
+});
+if (link.status === 0) {
+  const linked = join(prefix, "bin", "guppy");
+  const linkedTimes = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    spawnSync(linked, ["--version"], { cwd: tmpdir(), encoding: "utf8" });
+    linkedTimes.push(performance.now() - t0);
+  }
+  console.log(
+    `guppy --version     median ${median(linkedTimes).toFixed(1)} ms over ${runs} runs as the linked \`guppy\` on PATH (target ≤ 120 ms)`,
+  );
+} else {
+  console.log(`guppy --version     linked: npm link failed (${link.stderr.trim().split("\n")[0]})`);
+}
+rmSync(prefix, { recursive: true, force: true });
+
 // 2. guppy chat -m: process start → first request reaching the mock
 const mock = new LLMock({ port: 0, host: "127.0.0.1" });
 let arrived;
