@@ -9,8 +9,9 @@ type ParsedDocument = ReturnType<typeof import("linkedom")["parseHTML"]>["docume
 // text before it is parsed.
 
 /**
- * A page's article as Markdown under its title: Readability picks the article (and drops
- * navigation, scripts and ad blocks), dom-to-markdown.ts writes it; links and images point at
+ * A page's article as Markdown under its title: the page's one <article> or <main> when it
+ * plainly holds the text (obviousMain), else the one Readability picks (dropping navigation,
+ * scripts and ad blocks); dom-to-markdown.ts writes it; links and images point at
  * absolute URLs. A page Readability finds no article in (a list, an index) is written whole,
  * without its scripts, styles, navigation, headers, footers and forms.
  */
@@ -24,6 +25,20 @@ export async function htmlToMarkdown(html: string, pageUrl: string): Promise<Pag
   const base = baseUrl(document, pageUrl);
   const pageTitle = document.querySelector("title")?.textContent?.trim() ?? "";
   dropHidden(document);
+  const main = obviousMain(document);
+  if (main) {
+    const heading = main.element.querySelector("h1");
+    const headingText = heading?.textContent?.replace(/\s+/g, " ").trim() ?? "";
+    const title = headingText && headingText.length <= 200 ? headingText : pageTitle;
+    if (heading && headingText === title) heading.remove();
+    const body = domToMarkdown(main.element as unknown as MarkdownNode, base).trim();
+    const clean = title.replace(/\s+/g, " ").trim();
+    return {
+      kind: "html",
+      ...(clean ? { title: clean } : {}),
+      text: clean ? `# ${clean}\n\n${body}` : body,
+    };
+  }
   const reader = new Readability<unknown>(document, {
     charThreshold: 200,
     // Classes are never written to Markdown: removing them is a walk for nothing.
@@ -74,6 +89,41 @@ export function leanHtml(html: string): string {
       /display\s*:\s*none|visibility\s*:\s*hidden/i.test(attr) ? attr : "",
     )
     .replace(/\s(src|href|srcset)\s*=\s*("data:[^"]*"|'data:[^']*')/gi, "");
+}
+
+type ParsedElement = NonNullable<ParsedDocument["body"]>;
+
+/** Class or id words of blocks a reader skips inside an article: ads, sharing, related links, comments. */
+const ASIDE_WORDS =
+  /(^|[\s_-])(ads?|advert\w*|sponsor\w*|promo\w*|share|sharing|social|related|newsletter|comments?|disqus|popup|banner|breadcrumbs?|pagination|pager)([\s_-]|$)/i;
+
+/**
+ * The page's main element when it is obvious — its one <article>, else its one <main>, holding at
+ * least 70% of the page's text — with what a reader skips inside it removed (navigation, asides,
+ * forms, ad, share and related-link blocks). Readability's scoring of every paragraph, most of a
+ * large page's conversion, would pick that element anyway; other pages go through Readability.
+ */
+function obviousMain(document: ParsedDocument): { element: ParsedElement } | undefined {
+  const all = document.body?.textContent?.length ?? 0;
+  for (const tag of ["article", "main"]) {
+    const found = document.querySelectorAll(tag);
+    if (found.length !== 1) continue;
+    const element = found[0] as ParsedElement;
+    const text = element.textContent?.length ?? 0;
+    if (text < 500 || text < 0.7 * all) continue;
+    for (const node of element.querySelectorAll(
+      "nav, aside, footer, form, button, [role=navigation], [role=complementary], [role=dialog]",
+    )) {
+      node.remove();
+    }
+    for (const node of element.querySelectorAll("[class], [id]")) {
+      const words = `${node.getAttribute("class") ?? ""} ${node.getAttribute("id") ?? ""}`;
+      // A wrapper of much of the article is never a block to skip, whatever its class says.
+      if (ASIDE_WORDS.test(words) && (node.textContent?.length ?? 0) < 0.3 * text) node.remove();
+    }
+    return { element };
+  }
+  return undefined;
 }
 
 /** Elements a browser would not show (hidden, display:none): not the article's text. */

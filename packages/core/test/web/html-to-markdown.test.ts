@@ -43,6 +43,35 @@ describe("htmlToMarkdown", () => {
     }
   });
 
+  it("takes a page's one article holding most of its text as it is, minus ads, sharing and related links", async () => {
+    const words = "Guppies need plants to hide in and a lid on the tank. ".repeat(6);
+    const { text, title } = await htmlToMarkdown(
+      `<html><head><title>Plants | Fish Weekly</title></head><body><nav>NAV-LINKS</nav>
+<article><h1>Plants for a guppy tank</h1><div class="share-buttons">SHARE-ON-X</div>
+<p>${words}</p><aside>ASIDE-TEXT</aside><div class="ad-slot">BUY-NOW</div><p>${words}</p>
+<div id="related-posts"><a href="/x">RELATED-POST</a></div><form>FORM-TEXT</form><p>Last <em>word</em>.</p></article>
+<footer>FOOTER-TEXT</footer></body></html>`,
+      "https://example.org/plants",
+    );
+    expect(title).toBe("Plants for a guppy tank");
+    expect(text).toMatch(/^# Plants for a guppy tank\n\nGuppies need plants/);
+    expect(text.match(/Plants for a guppy tank/g)).toHaveLength(1);
+    expect(text).toContain("Last _word_.");
+    for (const gone of ["NAV-", "SHARE-", "ASIDE-", "BUY-", "RELATED-", "FORM-", "FOOTER-"]) {
+      expect(text).not.toContain(gone);
+    }
+  });
+
+  it("leaves a page whose article holds little of its text to Readability", async () => {
+    const words = "Guppies come from the rivers of northeast South America. ".repeat(8);
+    const { text } = await htmlToMarkdown(
+      `<html><head><title>Origins</title></head><body><article><p>TEASER-ARTICLE short text here that is under the share.</p></article>
+<div class="post-body"><p>${words}</p><p>${words}</p><p>${words}</p></div></body></html>`,
+      "https://example.org/origins",
+    );
+    expect(text).toMatch(/^# Origins\n\nGuppies come from the rivers/);
+  });
+
   it("finds an article Readability only finds on a second pass (its page rebuilt as it was)", async () => {
     // The article sits in a block whose class looks like a sidebar: the first pass drops it, finds
     // too little text, and starts again from the page it kept (lazyPageCache rebuilds it).
