@@ -3,10 +3,10 @@ import type { RunnerEvent, SendResult } from "@guppy/core";
 import type { HttpBindings } from "@hono/node-server";
 import { RESPONSE_ALREADY_SENT } from "@hono/node-server/utils/response";
 import type { Context } from "hono";
-import { streamSSE } from "hono/streaming";
+import { type SSEStreamingApi, streamSSE } from "hono/streaming";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { createAnswerText } from "./answer-text.js";
-import { createAsyncQueue } from "./async-queue.js";
+import { type AsyncQueue, createAsyncQueue } from "./async-queue.js";
 import { busyMessage } from "./busy-message.js";
 import type { HttpBackend, HttpMessage, PromptReply } from "./http-backend.js";
 import { chatThreadId, threadHeader, threadIdInPath } from "./http-thread-id.js";
@@ -14,9 +14,27 @@ import { honoJsonAnswer, type JsonAnswer, setHeaders, writeJsonAnswer } from "./
 import { errorAnswer, internalErrorAnswer, jsonError } from "./json-error.js";
 import { readJsonBody } from "./request-body.js";
 
-/** What a chat-completions request waits for: its run's events, or a notice instead of a run. */
-type Outcome = { type: "event"; event: RunnerEvent } | { type: "notice"; text: string };
+/**
+ * What a streamed chat completion waits for: its run's events, a notice instead of a run, or
+ * a time to send the client a keep-alive comment.
+ */
+type Outcome =
+  | { type: "event"; event: RunnerEvent }
+  | { type: "notice"; text: string }
+  | { type: "keep-alive" };
 type RunEnd = Extract<RunnerEvent, { type: "run_end" }>;
+
+/**
+ * A streamed answer that sent nothing for this long (a tool running) sends an SSE comment, so
+ * proxies and chat UIs that drop an idle connection (often after 30–60 s) keep it.
+ */
+export const KEEP_ALIVE_MS = 15_000;
+
+/**
+ * The request header by which a streaming client keeps its run going after it disconnects
+ * (`true`, in any case): without it, a client that goes away stops the run it started.
+ */
+export const KEEP_RUNNING_HEADER = "X-Guppy-Keep-Running";
 
 /** The text of the request's last user message (the only new input; the thread keeps its history). */
 export function lastUserText(messages: unknown): string | undefined {
@@ -278,18 +296,25 @@ export async function chatCompletions(
 
   const includeUsage =
     (body.stream_options as { include_usage?: unknown } | undefined)?.include_usage === true;
+  const keepRunning = c.req.header(KEEP_RUNNING_HEADER)?.trim().toLowerCase() === "true";
   const usage = usageTally();
   const answer = createAnswerText();
   const queue = createAsyncQueue<Outcome>();
+  /** The run ended (or a notice took its place): a client going now stops nothing. */
+  let over = false;
   const result = await backend.send(
     threadId,
     promptMessage(prompt, {
       events: "all",
       onEvent(event) {
         queue.push({ type: "event", event });
-        if (event.type === "run_end") queue.close();
+        if (event.type === "run_end") {
+          over = true;
+          queue.close();
+        }
       },
       notice(noticeText) {
+        over = true;
         queue.push({ type: "notice", text: noticeText });
         queue.close();
       },
@@ -297,12 +322,33 @@ export async function chatCompletions(
   );
   const taken = intake(result, threadId);
   if (!taken.queued) return honoJsonAnswer(c, taken.answer);
-  const id = `chatcmpl-${taken.inboxId}`;
-  setHeaders(c, answerHeaders(threadId, taken.inboxId));
+  const { inboxId } = taken;
+  const id = `chatcmpl-${inboxId}`;
+  setHeaders(c, answerHeaders(threadId, inboxId));
 
   return streamSSE(c, async (stream) => {
-    const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-      stream.writeSSE({
+    // A client that goes (a UI's Stop button, a closed tab) stops its run — that run only, and
+    // as it starts if it still waits (http-backend.ts) — unless it asked to keep it running.
+    stream.onAbort(() => {
+      queue.close();
+      if (over || keepRunning) return;
+      backend.send(threadId, { type: "abort", prompt: inboxId }).then(
+        (stopped) => {
+          if (stopped.status !== "delivered" && stopped.status !== "dropped") {
+            log(`A disconnected client's run in ${threadId} was not stopped: ${stopped.status}.`);
+          }
+        },
+        (error: unknown) => log(`A disconnected client's run was not stopped: ${String(error)}`),
+      );
+    });
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    /** Every write starts the quiet period again: a comment only while nothing else goes. */
+    const wrote = () => {
+      clearTimeout(idle);
+      idle = setTimeout(() => queue.push({ type: "keep-alive" }), KEEP_ALIVE_MS);
+    };
+    const chunk = async (delta: Record<string, unknown>, finish: string | null) => {
+      await stream.writeSSE({
         data: JSON.stringify({
           id,
           object: "chat.completion.chunk",
@@ -311,44 +357,82 @@ export async function chatCompletions(
           choices: [{ index: 0, delta, finish_reason: finish }],
         }),
       });
-    await chunk({ role: "assistant", content: "" }, null);
-    for await (const outcome of queue) {
-      if (stream.aborted) break;
-      if (outcome.type === "notice") {
-        await stream.writeSSE({
-          data: JSON.stringify({ error: { message: outcome.text, type: "unavailable" } }),
-        });
-        break;
-      }
-      const event = outcome.event;
-      usage.track(event);
-      if (event.type !== "run_end") {
-        const text = answer.add(event);
-        if (text) await chunk({ content: text }, null);
-      } else {
-        const failure = runFailure(event, threadId);
-        if (failure) {
-          const { message, type } = failure;
-          await stream.writeSSE({ data: JSON.stringify({ error: { message, type } }) });
-          break;
-        }
-        const rest = answer.add(event);
-        if (rest) await chunk({ content: rest }, null);
-        await chunk({}, finishReason(event.stopReason));
-        if (includeUsage) {
-          await stream.writeSSE({
-            data: JSON.stringify({
-              id,
-              object: "chat.completion.chunk",
-              created,
-              model,
-              choices: [],
-              usage: usage.body(),
-            }),
-          });
-        }
-      }
+      wrote();
+    };
+    const usageChunk = (body: ReturnType<typeof usage.body>) =>
+      stream.writeSSE({
+        data: JSON.stringify({
+          id,
+          object: "chat.completion.chunk",
+          created,
+          model,
+          choices: [],
+          usage: body,
+        }),
+      });
+    try {
+      await chunk({ role: "assistant", content: "" }, null);
+      await streamRun(stream, queue, {
+        chunk,
+        usageChunk,
+        wrote,
+        usage,
+        answer,
+        threadId,
+        includeUsage,
+      });
+    } finally {
+      clearTimeout(idle);
     }
     if (!stream.aborted) await stream.writeSSE({ data: "[DONE]" });
   });
+}
+
+/** Writes a streamed answer's outcomes as they come, until its run ends or the client goes. */
+async function streamRun(
+  stream: SSEStreamingApi,
+  queue: AsyncQueue<Outcome>,
+  run: {
+    chunk: (delta: Record<string, unknown>, finish: string | null) => Promise<void>;
+    usageChunk: (body: ReturnType<ReturnType<typeof usageTally>["body"]>) => Promise<void>;
+    wrote: () => void;
+    usage: ReturnType<typeof usageTally>;
+    answer: ReturnType<typeof createAnswerText>;
+    threadId: string;
+    includeUsage: boolean;
+  },
+): Promise<void> {
+  const { chunk, usage, answer, threadId } = run;
+  for await (const outcome of queue) {
+    if (stream.aborted) break;
+    if (outcome.type === "keep-alive") {
+      // A comment line: SSE readers (the openai clients' too) skip it.
+      await stream.write(": keep-alive\n\n");
+      run.wrote();
+      continue;
+    }
+    if (outcome.type === "notice") {
+      await stream.writeSSE({
+        data: JSON.stringify({ error: { message: outcome.text, type: "unavailable" } }),
+      });
+      return;
+    }
+    const event = outcome.event;
+    usage.track(event);
+    if (event.type !== "run_end") {
+      const text = answer.add(event);
+      if (text) await chunk({ content: text }, null);
+      continue;
+    }
+    const failure = runFailure(event, threadId);
+    if (failure) {
+      const { message, type } = failure;
+      await stream.writeSSE({ data: JSON.stringify({ error: { message, type } }) });
+      return;
+    }
+    const rest = answer.add(event);
+    if (rest) await chunk({ content: rest }, null);
+    await chunk({}, finishReason(event.stopReason));
+    if (run.includeUsage) await run.usageChunk(usage.body());
+  }
 }

@@ -5,6 +5,7 @@ import { chatCompletions } from "./chat-completions.js";
 import type { HttpBackend, ThreadSummary } from "./http-backend.js";
 import { honoJsonAnswer } from "./json-answer.js";
 import { internalErrorAnswer, jsonError } from "./json-error.js";
+import { createModelRoutes } from "./list-models.js";
 import { listThreads, type ThreadPageRequest } from "./list-threads.js";
 import { bodyLimit, readJsonBody } from "./request-body.js";
 import { streamThreadEvents } from "./thread-events.js";
@@ -50,6 +51,9 @@ export function createHttpApp(options: HttpAppOptions): Hono {
 
   const log = options.log ?? ((message: string) => console.error(message));
   app.post("/v1/chat/completions", (c) => chatCompletions(c, backend, options.modelName, log));
+  const models = createModelRoutes(options.modelName);
+  app.get("/v1/models", models.list);
+  app.get("/v1/models/:id{.+}", models.retrieve);
 
   /**
    * The thread id of the path, or a 4xx response. Hono has decoded the parameter already

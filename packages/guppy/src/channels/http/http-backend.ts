@@ -42,7 +42,17 @@ export type HttpMessage =
       reply?: PromptReply;
     }
   | { type: "steer"; text: string; messageId?: string }
-  | { type: "abort"; messageId?: string };
+  | {
+      type: "abort";
+      messageId?: string;
+      /**
+       * Stop only the run of this prompt (its inbox id; one sent with a `reply`): now if it
+       * runs, as it starts if it waits, not at all once it ended — never a later prompt's run.
+       * Checked on the orchestrator's thread, where the run's start and end are known as they
+       * happen (a worker's view of them is a message behind). Its end is logged as stopped.
+       */
+      prompt?: string;
+    };
 
 /** `/new` or `/compact` of a thread (POST /v1/threads/{id}/new, …/compact). */
 export interface ThreadCommand {
@@ -103,31 +113,37 @@ export interface HttpBackend extends BackendCalls {
 
 export interface LocalBackendOptions {
   orchestrator: Pick<Orchestrator, "send" | "status" | "threads" | "reset" | "compact">;
-  store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads">;
+  store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads" | "appendLog">;
   subscribe?: (listener: OrchestratorListener) => () => void;
 }
 
 /** The backend as direct calls on the orchestrator and store of this thread. */
 export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
   const { orchestrator, store, subscribe } = options;
+  const runs = createPromptRuns(orchestrator, store);
   return {
-    send: async (threadId, message) =>
-      orchestrator.send(
-        threadId,
-        message.type === "prompt"
-          ? {
-              type: "prompt",
-              text: message.text,
-              userId: message.userId,
-              userName: message.userName,
-              ...(message.messageId ? { messageId: message.messageId } : {}),
-              // The answer (or the 202, once `synced`) is the acknowledgement: the fsync runs
-              // off the event loop meanwhile.
-              deferSync: true,
-              ...(message.reply ? { thread: replyHandle(threadId, message.reply) } : {}),
-            }
-          : message,
-      ),
+    send: async (threadId, message) => {
+      if (message.type === "abort" && message.prompt !== undefined) {
+        return runs.stop(threadId, message.prompt);
+      }
+      if (message.type !== "prompt") return orchestrator.send(threadId, message);
+      const run = message.reply ? runs.track(threadId) : undefined;
+      const result = orchestrator.send(threadId, {
+        type: "prompt",
+        text: message.text,
+        userId: message.userId,
+        userName: message.userName,
+        ...(message.messageId ? { messageId: message.messageId } : {}),
+        // The answer (or the 202, once `synced`) is the acknowledgement: the fsync runs
+        // off the event loop meanwhile.
+        deferSync: true,
+        ...(message.reply && run
+          ? { thread: run.watch(replyHandle(threadId, message.reply)) }
+          : {}),
+      });
+      if (run && result.status === "queued") run.queued(result.inboxId);
+      return result;
+    },
     thread: async (id) => {
       let canonical: string;
       try {
@@ -211,5 +227,92 @@ function replyHandle(threadId: string, reply: PromptReply): ThreadHandle {
       else if (event.type === "run_end") reply.onEvent({ ...event, text: answer.text() });
     },
     notice,
+  };
+}
+
+/** Where a tracked prompt's run stands. */
+interface PromptRun {
+  threadId: string;
+  inboxId?: string;
+  state: "waiting" | "running" | "ended";
+  /** A stop was asked for: at its start if it waits; its end is logged as stopped. */
+  stopWanted: boolean;
+}
+
+/** What the thread's log says of a run its disconnected client stopped. */
+export const DISCONNECT_STOP_NOTICE =
+  "Stopped: the client of this streamed chat completion disconnected before the answer was complete.";
+
+/**
+ * The runs of prompts sent with a reply (chat completions), by inbox id, while they wait or run:
+ * `stop` aborts such a run and no other (an abort of the thread would stop whatever runs when
+ * it arrives — a later prompt's run, if this one ended meanwhile).
+ */
+function createPromptRuns(
+  orchestrator: Pick<Orchestrator, "send">,
+  store: Pick<Store, "appendLog">,
+) {
+  const byInboxId = new Map<string, PromptRun>();
+  const abortNow = (run: PromptRun): SendResult => {
+    run.stopWanted = true;
+    return orchestrator.send(run.threadId, { type: "abort" });
+  };
+  const ended = (run: PromptRun) => {
+    run.state = "ended";
+    if (run.inboxId !== undefined) byInboxId.delete(run.inboxId);
+  };
+  return {
+    track(threadId: string) {
+      const run: PromptRun = { threadId, state: "waiting", stopWanted: false };
+      return {
+        queued(inboxId: string) {
+          run.inboxId = inboxId;
+          if (run.state !== "ended") byInboxId.set(inboxId, run);
+        },
+        watch(handle: ThreadHandle): ThreadHandle {
+          return {
+            ...handle,
+            onEvent(event) {
+              if (event.type === "run_start") {
+                run.state = "running";
+                // Once the run's own abort controller is in place (its prompt call has begun).
+                if (run.stopWanted) setImmediate(() => run.state === "running" && abortNow(run));
+              } else if (event.type === "run_end") {
+                ended(run);
+                if (run.stopWanted && event.stopReason === "aborted") {
+                  try {
+                    store.appendLog(run.threadId, {
+                      date: new Date().toISOString(),
+                      messageId: `notice-${run.inboxId ?? Date.now()}`,
+                      userId: "guppy",
+                      userName: "guppy",
+                      text: DISCONNECT_STOP_NOTICE,
+                      isBot: true,
+                    });
+                  } catch {
+                    // A log that cannot be written (a full disk) is the store's to report.
+                  }
+                }
+              }
+              handle.onEvent?.(event);
+            },
+            notice(text) {
+              // Instead of a run (shutting down, not saved): a running one ends with run_end.
+              if (run.state === "waiting") ended(run);
+              return handle.notice(text);
+            },
+          };
+        },
+      };
+    },
+    stop(threadId: string, inboxId: string): SendResult {
+      const run = byInboxId.get(inboxId);
+      if (!run || run.threadId !== threadId) {
+        return { status: "dropped", reason: "that prompt's run has ended" };
+      }
+      if (run.state === "running") return abortNow(run);
+      run.stopWanted = true;
+      return { status: "delivered" };
+    },
   };
 }

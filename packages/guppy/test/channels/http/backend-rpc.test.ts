@@ -299,6 +299,7 @@ describe("HTTP backend across a message port", () => {
         threadDir: (id) => `/nonexistent/${id}`,
         logFile: (id) => `/nonexistent/${id}/log.jsonl`,
         listThreads: () => [],
+        appendLog: () => {},
       },
       subscribe: (listener) => {
         listeners.add(listener);
@@ -380,6 +381,7 @@ describe("local HTTP backend", () => {
         threadDir: (id) => `/nonexistent/${id}`,
         logFile: (id) => `/nonexistent/${id}/log.jsonl`,
         listThreads: () => [],
+        appendLog: () => {},
       },
     });
     expect(await local.thread("http:api:seen")).toEqual({
@@ -435,6 +437,7 @@ describe("local HTTP backend", () => {
         threadDir: (id) => `/nonexistent/${id}`,
         logFile: (id) => `/nonexistent/${id}/log.jsonl`,
         listThreads: () => [],
+        appendLog: () => {},
       },
     });
     const ends: Record<string, string> = {};
