@@ -49,7 +49,7 @@ export function createPairingNotices(options: PairingNoticesOptions): PairingNot
 
   const track = (p: Promise<unknown>) => {
     pending.add(p);
-    void p.finally(() => pending.delete(p));
+    void p.finally(() => pending.delete(p)).catch(() => {});
   };
 
   /** A private message to `userId` (Telegram: the user id is the private chat's id). */
