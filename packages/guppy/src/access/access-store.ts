@@ -1,14 +1,24 @@
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import {
+  appendFileSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { dirname, join } from "node:path";
 import { ConfigError } from "@guppy/core";
 import { parseJsoncFile } from "@guppy/core/config";
-import type { ApprovedUser, Invite, PendingPairing } from "./access-types.js";
+import type { ApprovedUser, Invite, PendingPairing, Welcome } from "./access-types.js";
 
 /**
  * Access state as plain JSON files under `<GUPPY_HOME>/access/` (documented in docs/channels.md):
  *   <channel>/approved.json   users admitted by pairing approval or invite
  *   <channel>/pending.json    pairing requests waiting for approval (expire after an hour)
  *   <channel>/invites.json    unused one-time invite codes
+ *   <channel>/welcome/<user>.json  an approval its user is still to be told of (one file each:
+ *                             the CLI writes it, the gateway removes it, neither rewrites the other's)
  *   refusals.jsonl            one line per refused message
  * Every read goes to disk, so `guppy pairing approve` takes effect on a running `guppy serve`.
  * The files may be edited by hand: like settings.json they may hold comments and trailing commas,
@@ -27,6 +37,12 @@ export interface AccessStore {
   savePending(channel: string, pending: readonly PendingPairing[]): void;
   invites(channel: string): Invite[];
   saveInvites(channel: string, invites: readonly Invite[]): void;
+  /** The approvals still to be told (`<channel>/welcome/`); one that does not read is skipped. */
+  welcomes(channel: string): Welcome[];
+  saveWelcome(channel: string, welcome: Welcome): void;
+  removeWelcome(channel: string, userId: string): void;
+  /** The folder of `channel`'s welcome files (the gateway watches it). */
+  welcomeDir(channel: string): string;
   logRefusal(entry: Record<string, unknown>): void;
   /** Reads every file of `channel` (at start): the first one that cannot be read is thrown. */
   check(channel: string): void;
@@ -34,6 +50,8 @@ export interface AccessStore {
 
 /** What each access file held when this process (any store) last read it whole. */
 const lastRead = new Map<string, unknown[]>();
+
+const WELCOME_DIR = "welcome";
 
 const CHANNEL_RE = /^[a-z0-9][a-z0-9_-]{0,31}$/;
 
@@ -73,13 +91,16 @@ export function createAccessStore(home: string): AccessStore {
     return parsed as T[];
   };
 
-  const write = (channel: string, name: string, items: readonly unknown[]): void => {
+  const write = (channel: string, name: string, items: readonly unknown[] | object): void => {
     const file = fileOf(channel, name);
-    mkdirSync(join(dir, channel), { recursive: true, mode: 0o700 });
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, `${JSON.stringify(items, null, 2)}\n`, { mode: 0o600 });
     renameSync(tmp, file);
   };
+
+  // A user id is a file name here: encoded, so no id can name another path.
+  const welcomeName = (userId: string) => `${WELCOME_DIR}/${encodeURIComponent(userId)}.json`;
 
   return {
     dir,
@@ -98,6 +119,28 @@ export function createAccessStore(home: string): AccessStore {
     savePending: (channel, pending) => write(channel, "pending.json", pending),
     invites: (channel) => read<Invite>(channel, "invites.json"),
     saveInvites: (channel, invites) => write(channel, "invites.json", invites),
+    welcomes(channel) {
+      const folder = fileOf(channel, WELCOME_DIR);
+      let names: string[];
+      try {
+        names = readdirSync(folder).filter((name) => name.endsWith(".json"));
+      } catch {
+        return [];
+      }
+      return names.flatMap((name) => {
+        try {
+          const welcome = JSON.parse(readFileSync(join(folder, name), "utf8")) as Welcome;
+          return typeof welcome?.userId === "string" ? [welcome] : [];
+        } catch {
+          return [];
+        }
+      });
+    },
+    saveWelcome: (channel, welcome) => write(channel, welcomeName(welcome.userId), welcome),
+    removeWelcome(channel, userId) {
+      rmSync(fileOf(channel, welcomeName(userId)), { force: true });
+    },
+    welcomeDir: (channel) => fileOf(channel, WELCOME_DIR),
     check(channel) {
       for (const name of ["approved.json", "pending.json", "invites.json"]) read(channel, name);
     },

@@ -66,6 +66,24 @@ export interface PendingPairing {
   createdAt: string;
 }
 
+/**
+ * A pairing approval its user has not been told of yet (`<channel>/welcome/<user>.json`): written
+ * by `guppy pairing approve`, posted to the user by the running gateway (at once, or at its next
+ * start) and then removed.
+ */
+export interface Welcome {
+  userId: string;
+  userName?: string;
+  role: Role;
+  approvedAt: string;
+}
+
+/** What `revoke` did: `allowlisted` when GUPPY_ALLOWED_USERS admits the user (nothing changed). */
+export type RevokeResult =
+  | { kind: "revoked"; user: AdmittedUser }
+  | { kind: "allowlisted"; user: AdmittedUser }
+  | { kind: "unknown" };
+
 /** A one-time invite code made by `guppy invite create <channel>`. */
 export interface Invite {
   code: string;

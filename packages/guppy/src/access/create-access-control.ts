@@ -7,8 +7,11 @@ import type {
   ApprovedUser,
   ChannelAccessSettings,
   ChatUser,
+  Invite,
   PendingPairing,
   RefusalReason,
+  RevokeResult,
+  Welcome,
 } from "./access-types.js";
 
 export const PAIRING_TTL_MS = 60 * 60 * 1000;
@@ -19,6 +22,11 @@ export interface AccessControlOptions {
   settings(channel: string): ChannelAccessSettings;
   logger: Logger;
   now?: () => number;
+  /**
+   * A new pairing request (a code issued, not the same code given again): the gateway shows it
+   * on its terminal and sends it to the channel's owners. Called after the request is saved.
+   */
+  onPairingRequest?: (channel: string, request: PendingPairing) => void;
 }
 
 /** Decisions taken before any LLM call: who may talk to guppy on a chat channel. */
@@ -34,13 +42,32 @@ export interface AccessControl {
   /** Logs a refusal decided elsewhere (group message not addressed to the bot). */
   logRefusal(channel: string, user: ChatUser, reason: RefusalReason, detail?: string): void;
   /**
-   * `guppy pairing approve`: admits the requester as `role` (guest unless `--owner`); the
-   * approved user, or undefined when no live request has that code.
+   * `guppy pairing approve`: admits the requester as `role` (guest unless `--owner`) and leaves
+   * a welcome for the gateway to tell them (`welcomes`); the approved user, or undefined when no
+   * live request has that code.
    */
   approvePairing(channel: string, code: string, role?: Role): ApprovedUser | undefined;
   pendingPairings(channel: string): PendingPairing[];
   /** `guppy invite create`: a one-time code that admits its user as `role` (default guest). */
   createInvite(channel: string, role?: Role): string;
+  /** `guppy invite list`: the unused invite codes of `channel`, oldest first, with their role. */
+  invites(channel: string): Array<Invite & { role: Role }>;
+  /** `guppy invite revoke`: removes an unused code; the invite removed, or undefined. */
+  revokeInvite(channel: string, code: string): Invite | undefined;
+  /**
+   * `guppy pairing revoke`: takes an approved user out (and their pending request and untold
+   * welcome); every check reads the file, so a running gateway refuses their next message.
+   * A user GUPPY_ALLOWED_USERS admits is left as is (`allowlisted`): only the setting can.
+   */
+  revoke(channel: string, userId: string): RevokeResult;
+  /**
+   * Approvals still to be told to their users, for users still admitted; a welcome whose user
+   * is no longer admitted (revoked meanwhile) is removed. `welcomed` removes one once told.
+   */
+  welcomes(channel: string): Welcome[];
+  welcomed(channel: string, userId: string): void;
+  /** The folder the welcomes of `channel` are files in (the gateway watches it). */
+  welcomeDir(channel: string): string;
   /**
    * The user admitted on `channel` (approved, or in GUPPY_ALLOWED_USERS) and its role, or
    * undefined; read without side effects (no pairing code, nothing logged). Under `open` a
@@ -230,16 +257,15 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       }
       if (pending.length >= MAX_PENDING) return refuse(channel, user, "pairing-full");
       const code = generateCode();
-      store.savePending(channel, [
-        ...pending,
-        {
-          code,
-          userId: user.id,
-          ...(user.name ? { userName: user.name } : {}),
-          createdAt: new Date(now()).toISOString(),
-        },
-      ]);
+      const request: PendingPairing = {
+        code,
+        userId: user.id,
+        ...(user.name ? { userName: user.name } : {}),
+        createdAt: new Date(now()).toISOString(),
+      };
+      store.savePending(channel, [...pending, request]);
       logRefusal(channel, user, "not-allowlisted", `pairing code issued (${code})`);
+      options.onPairingRequest?.(channel, request);
       return { kind: "pair", code, reply: pairingReply(code).replace("<channel>", channel) };
     },
     redeemInvite(channel, user, code) {
@@ -262,12 +288,19 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       const wanted = normalizeCode(code);
       const match = livePending(channel).find((p) => p.code === wanted);
       if (!match) return undefined;
-      return admit(
+      const user = admit(
         channel,
         { id: match.userId, ...(match.userName ? { name: match.userName } : {}) },
         "pairing",
         role,
       );
+      store.saveWelcome(channel, {
+        userId: user.id,
+        ...(user.name ? { userName: user.name } : {}),
+        role,
+        approvedAt: user.approvedAt,
+      });
+      return user;
     },
     pendingPairings: (channel) => livePending(channel),
     createInvite(channel, role = "guest") {
@@ -278,6 +311,51 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       ]);
       return code;
     },
+    invites: (channel) =>
+      store.invites(channel).map((invite) => ({ ...invite, role: invite.role ?? "guest" })),
+    revokeInvite(channel, code) {
+      const wanted = normalizeCode(code);
+      const invites = store.invites(channel);
+      const match = invites.find((i) => i.code === wanted);
+      if (!match) return undefined;
+      store.saveInvites(
+        channel,
+        invites.filter((i) => i !== match),
+      );
+      logger.info("access: invite revoked", { channel, code: match.code });
+      return match;
+    },
+    revoke(channel, userId) {
+      // A strict read, as for setRole: guppy never writes over an approved.json it cannot read.
+      const entries = store.approved(channel);
+      const { allowedUsers } = options.settings(channel);
+      const user = admittedIn(entries, allowedUsers, userId);
+      if (!user) return { kind: "unknown" };
+      if (allowedUsers.includes(userId)) return { kind: "allowlisted", user };
+      store.saveApproved(
+        channel,
+        entries.filter((u) => String(u.id) !== userId),
+      );
+      const pending = store.pending(channel);
+      if (pending.some((p) => p.userId === userId)) {
+        store.savePending(
+          channel,
+          pending.filter((p) => p.userId !== userId),
+        );
+      }
+      store.removeWelcome(channel, userId);
+      logger.info("access: user revoked", { channel, userId, role: user.role });
+      return { kind: "revoked", user };
+    },
+    welcomes(channel) {
+      return store.welcomes(channel).filter((welcome) => {
+        if (admitted(channel, welcome.userId)) return true;
+        store.removeWelcome(channel, welcome.userId);
+        return false;
+      });
+    },
+    welcomed: (channel, userId) => store.removeWelcome(channel, userId),
+    welcomeDir: (channel) => store.welcomeDir(channel),
     admittedUsers(channel) {
       const entries = store.approved(channel);
       const { allowedUsers } = options.settings(channel);

@@ -34,12 +34,17 @@ export const commandHelp: Record<string, string> = {
                                     (channels: ${accessChannels.join(", ")})
   guppy pairing approve <channel> <code> [--owner]
                                     admit the user who was given that pairing code, as a guest
-                                    (--owner: as an owner)
+                                    (--owner: as an owner); guppy serve tells them
   guppy pairing role <channel> <user> owner|guest
-                                    change an admitted user's role`,
+                                    change an admitted user's role
+  guppy pairing revoke <channel> <user>
+                                    take an admitted user out: their next message is refused`,
   invite: `  guppy invite create <channel> [--owner]
                                     a one-time code a user redeems with /start <code>; it admits
-                                    a guest (--owner: an owner)`,
+                                    a guest (--owner: an owner)
+  guppy invite list <channel>       the unused invite codes and the role each admits
+  guppy invite revoke <channel> <code>
+                                    withdraw an unused invite code`,
 };
 
 const options = `Options (each also an environment variable or a settings.json key; see docs/configuration.md):

@@ -1,16 +1,19 @@
-import { type Role, silentLogger } from "@guppy/core";
+import { ConfigError, type Role, silentLogger } from "@guppy/core";
 import { channelAccessSettings } from "../access/access-settings.js";
 import { createAccessStore, isChannelName } from "../access/access-store.js";
 import type { AdmittedUser } from "../access/access-types.js";
 import { createAccessControl } from "../access/create-access-control.js";
-import { accessChannels } from "../channels/registry.js";
+import { type ChannelDescriptor, settingName } from "../channels/channel.js";
+import { type AppConfig, accessChannels, channels } from "../channels/registry.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
+import { commandHelp } from "../cli/help-text.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 const PAIRING_USAGE =
-  "guppy pairing list <channel> | guppy pairing approve <channel> <code> [--owner] | guppy pairing role <channel> <user> owner|guest";
+  "guppy pairing list|approve|role|revoke <channel> ...; see guppy pairing --help";
+const INVITE_USAGE = "guppy invite create|list|revoke <channel> ...; see guppy invite --help";
 const roles: readonly Role[] = ["owner", "guest"];
 
 function channelArg(value: string | undefined, usage: string): string {
@@ -29,8 +32,13 @@ function rejectOwnerFlag(args: CliArgs, usage: string): void {
   if (args.owner) throw new UsageError(`--owner does not apply here (usage: ${usage})`);
 }
 
-function accessFor(args: CliArgs) {
-  const config = loadCliConfig(args);
+/** A bare `guppy pairing` or `guppy invite`: its usage lines, as `--help` gives them. */
+function printUsage(command: "pairing" | "invite"): number {
+  process.stdout.write(`Usage:\n${commandHelp[command]}\n`);
+  return ExitCode.usage;
+}
+
+function accessFor(args: CliArgs, config: AppConfig = loadCliConfig(args)) {
   return createAccessControl({
     store: createAccessStore(config.home),
     settings: (channel) => channelAccessSettings(config, channel),
@@ -55,6 +63,7 @@ const admittedHow: Record<AdmittedUser["via"], string> = {
  */
 export async function pairingCommand(args: CliArgs): Promise<number> {
   const [action, rawChannel, code] = args.positionals;
+  if (action === undefined) return printUsage("pairing");
   if (action === "approve") {
     const usage = "guppy pairing approve <channel> <code> [--owner]";
     rejectExtraArguments(args, usage, 3);
@@ -70,7 +79,9 @@ export async function pairingCommand(args: CliArgs): Promise<number> {
     }
     const hint =
       role === "guest" ? ` (guppy pairing role ${channel} ${user.id} owner to change)` : "";
-    process.stdout.write(`Approved ${describe(user)} on ${channel} as ${role}${hint}.\n`);
+    process.stdout.write(
+      `Approved ${describe(user)} on ${channel} as ${role}${hint}.\nguppy serve tells them so on ${channel}: at once when it is running, else when it next starts.\n`,
+    );
     return ExitCode.ok;
   }
   if (action === "list") {
@@ -122,22 +133,108 @@ export async function pairingCommand(args: CliArgs): Promise<number> {
     );
     return ExitCode.ok;
   }
-  throw new UsageError(`unknown pairing action "${action ?? ""}" (usage: ${PAIRING_USAGE})`);
+  if (action === "revoke") return revokeUser(args);
+  throw new UsageError(`unknown pairing action "${action}" (usage: ${PAIRING_USAGE})`);
 }
 
-/** `guppy invite create <channel> [--owner]`: a one-time code a user redeems with `/start <code>`. */
-export async function inviteCommand(args: CliArgs): Promise<number> {
-  const usage = "guppy invite create <channel> [--owner]";
-  const [action, rawChannel] = args.positionals;
-  if (action !== "create") {
-    throw new UsageError(`unknown invite action "${action ?? ""}" (usage: ${usage})`);
+/** What a revoked user meets next, by the channel's policy. */
+const afterRevoke: Record<string, string> = {
+  pairing: "their next message is refused (they may ask again: the request comes to you)",
+  allowlist: "their next message is refused",
+  disabled: "their next message is refused (the channel refuses everyone)",
+  open: "the channel's policy is open, so they are still answered, as a guest",
+};
+
+/** `guppy pairing revoke <channel> <user>`: takes an admitted user out. */
+function revokeUser(args: CliArgs): number {
+  const usage = "guppy pairing revoke <channel> <user>";
+  rejectExtraArguments(args, usage, 3);
+  rejectOwnerFlag(args, usage);
+  const channel = channelArg(args.positionals[1], usage);
+  const userId = args.positionals[2];
+  if (!userId) throw new UsageError(`missing <user> (usage: ${usage})`);
+  const config = loadCliConfig(args);
+  const result = accessFor(args, config).revoke(channel, userId);
+  if (result.kind === "unknown") {
+    process.stderr.write(
+      `guppy: no admitted user ${userId} on ${channel} (see guppy pairing list ${channel}; user ids, not names)\n`,
+    );
+    return ExitCode.failed;
   }
-  rejectExtraArguments(args, usage, 2);
-  const channel = channelArg(rawChannel, usage);
-  const role: Role = args.owner ? "owner" : "guest";
-  const code = accessFor(args).createInvite(channel, role);
+  if (result.kind === "allowlisted") {
+    process.stderr.write(
+      `guppy: ${describe(result.user)} is admitted by ${settingName(config, "allowedUsers")}: take the id out of it to shut them out\n`,
+    );
+    return ExitCode.failed;
+  }
+  const { policy } = channelAccessSettings(config, channel);
   process.stdout.write(
-    `${code}\nSend it to the person you invite; they write /start ${code} to the bot (one use) and join as ${role}.\n`,
+    `Revoked ${describe(result.user)} on ${channel} (was ${result.user.role}): ${afterRevoke[policy]}.\n`,
   );
   return ExitCode.ok;
+}
+
+/**
+ * `guppy invite create <channel> [--owner]` (a one-time code a user redeems with `/start
+ * <code>`), `guppy invite list <channel>` and `guppy invite revoke <channel> <code>`.
+ */
+export async function inviteCommand(args: CliArgs): Promise<number> {
+  const [action, rawChannel, code] = args.positionals;
+  if (action === undefined) return printUsage("invite");
+  if (action === "create") {
+    const usage = "guppy invite create <channel> [--owner]";
+    rejectExtraArguments(args, usage, 2);
+    const channel = channelArg(rawChannel, usage);
+    const config = loadCliConfig(args);
+    refuseUnconfigured(config, channel);
+    const role: Role = args.owner ? "owner" : "guest";
+    const created = accessFor(args, config).createInvite(channel, role);
+    process.stdout.write(
+      `${created}\nSend it to the person you invite; they write /start ${created} to the bot (one use) and join as ${role}.\n`,
+    );
+    return ExitCode.ok;
+  }
+  if (action === "list") {
+    const usage = "guppy invite list <channel>";
+    rejectExtraArguments(args, usage, 2);
+    rejectOwnerFlag(args, usage);
+    const channel = channelArg(rawChannel, usage);
+    const invites = accessFor(args).invites(channel);
+    if (invites.length === 0) process.stdout.write(`No unused invites on ${channel}.\n`);
+    else process.stdout.write(`Unused invites on ${channel} (code, role, created):\n`);
+    for (const invite of invites) {
+      process.stdout.write(`  ${invite.code}  ${invite.role}  ${invite.createdAt}\n`);
+    }
+    return ExitCode.ok;
+  }
+  if (action === "revoke") {
+    const usage = "guppy invite revoke <channel> <code>";
+    rejectExtraArguments(args, usage, 3);
+    rejectOwnerFlag(args, usage);
+    const channel = channelArg(rawChannel, usage);
+    if (!code) throw new UsageError(`missing <code> (usage: ${usage})`);
+    const revoked = accessFor(args).revokeInvite(channel, code);
+    if (!revoked) {
+      process.stderr.write(
+        `guppy: no unused invite on ${channel} has code ${code} (see guppy invite list ${channel})\n`,
+      );
+      return ExitCode.failed;
+    }
+    process.stdout.write(`Revoked invite ${revoked.code} on ${channel}: it admits no one now.\n`);
+    return ExitCode.ok;
+  }
+  throw new UsageError(`unknown invite action "${action}" (usage: ${INVITE_USAGE})`);
+}
+
+/**
+ * An invite for a channel guppy does not run (no bot token) could never be redeemed: refused,
+ * naming the setting that turns the channel on.
+ */
+function refuseUnconfigured(config: AppConfig, channel: string): void {
+  const descriptor = (channels as readonly ChannelDescriptor[]).find((c) => c.name === channel);
+  if (!descriptor || descriptor.enabled(config)) return;
+  const [token] = Object.values(descriptor.settings).filter((setting) => setting.secret);
+  throw new ConfigError(
+    `${descriptor.label} is not configured: set ${token?.env ?? `the ${descriptor.label} settings`} first (the invited user redeems the code by writing to the bot)`,
+  );
 }

@@ -12,6 +12,9 @@ beforeEach(() => ({ home, cleanup } = tempHome()));
 afterEach(() => cleanup());
 
 const env = () => cleanEnv({ GUPPY_HOME: home });
+/** With the channels' tokens set: `invite create` makes codes only for a channel guppy runs. */
+const configured = () =>
+  cleanEnv({ GUPPY_HOME: home, TELEGRAM_BOT_TOKEN: "1:test", SLACK_BOT_TOKEN: "xoxb-test" });
 /** A pairing code issued to user `id` (as when they wrote to the bot). */
 const pairCode = (id: string, name: string): string => {
   const decision = access().check("telegram", { id, name });
@@ -53,7 +56,7 @@ describe("guppy pairing / guppy invite", () => {
   });
 
   it("creates a one-time invite code stored under GUPPY_HOME/access", async () => {
-    const result = await runCli(["invite", "create", "slack"], { env: env() });
+    const result = await runCli(["invite", "create", "slack"], { env: configured() });
     expect(result.code).toBe(0);
     const code = result.stdout.split("\n")[0] ?? "";
     const invites = JSON.parse(readFileSync(join(home, "access", "slack", "invites.json"), "utf8"));
@@ -70,9 +73,116 @@ describe("guppy pairing / guppy invite", () => {
     expect(bad.stderr).toBe(
       'guppy: unknown channel "irc": expected one of telegram, slack, discord\n',
     );
-    const noAction = await runCli(["pairing"], { env: env() });
-    expect(noAction.code).toBe(2);
-    expect(noAction.stderr).toContain("usage: guppy pairing list <channel>");
+    const unknownAction = await runCli(["pairing", "forget", "telegram"], { env: env() });
+    expect(unknownAction.code).toBe(2);
+    expect(unknownAction.stderr).toBe(
+      'guppy: unknown pairing action "forget" (usage: guppy pairing list|approve|role|revoke <channel> ...; see guppy pairing --help)\n',
+    );
+  });
+
+  it.each([
+    ["pairing", "guppy pairing revoke <channel> <user>"],
+    ["invite", "guppy invite revoke <channel> <code>"],
+  ])("bare guppy %s prints its usage, the lines --help gives", async (command, line) => {
+    const bare = await runCli([command], { env: env() });
+    expect(bare.code).toBe(2);
+    expect(bare.stderr).toBe("");
+    expect(bare.stdout.startsWith("Usage:\n")).toBe(true);
+    expect(bare.stdout).toContain(line);
+    const help = await runCli([command, "--help"], { env: env() });
+    expect(help.stdout).toContain(bare.stdout.trimEnd());
+  });
+
+  it("refuses an invite for a channel that is not configured, naming the setting to set", async () => {
+    for (const [channel, setting] of [
+      ["telegram", "TELEGRAM_BOT_TOKEN"],
+      ["slack", "SLACK_BOT_TOKEN"],
+      ["discord", "DISCORD_BOT_TOKEN"],
+    ]) {
+      const r = await runCli(["invite", "create", channel as string], { env: env() });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr.split("\n")).toEqual([
+        expect.stringMatching(new RegExp(`^guppy: \\w+ is not configured: set ${setting} first`)),
+        "",
+      ]);
+    }
+    expect(access().invites("telegram")).toEqual([]);
+  });
+
+  it("lists the unused invites with their role, and revokes one so that it admits no one", async () => {
+    const empty = await runCli(["invite", "list", "telegram"], { env: env() });
+    expect(empty.stdout).toBe("No unused invites on telegram.\n");
+    const guest = access().createInvite("telegram");
+    const owner = access().createInvite("telegram", "owner");
+    const list = await runCli(["invite", "list", "telegram"], { env: env() });
+    expect(list.code).toBe(0);
+    const lines = list.stdout.split("\n");
+    expect(lines[0]).toBe("Unused invites on telegram (code, role, created):");
+    expect(lines[1]).toMatch(new RegExp(`^  ${guest}  guest  \\d{4}-`));
+    expect(lines[2]).toMatch(new RegExp(`^  ${owner}  owner  \\d{4}-`));
+
+    const revoke = await runCli(["invite", "revoke", "telegram", owner.toLowerCase()], {
+      env: env(),
+    });
+    expect(revoke.code).toBe(0);
+    expect(revoke.stdout).toBe(`Revoked invite ${owner} on telegram: it admits no one now.\n`);
+    expect(access().redeemInvite("telegram", { id: "9" }, owner)).toMatchObject({
+      kind: "refuse",
+      reason: "invalid-invite",
+    });
+    const again = await runCli(["invite", "revoke", "telegram", owner], { env: env() });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(
+      `guppy: no unused invite on telegram has code ${owner} (see guppy invite list telegram)\n`,
+    );
+    const missing = await runCli(["invite", "revoke", "telegram"], { env: env() });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toBe(
+      "guppy: missing <code> (usage: guppy invite revoke <channel> <code>)\n",
+    );
+    // The other invite still admits.
+    expect(access().redeemInvite("telegram", { id: "8" }, guest)).toEqual({
+      kind: "allow",
+      role: "guest",
+    });
+  });
+
+  it("revokes an approved user (refused at once, a new code under pairing); an allowlisted one only its setting can", async () => {
+    access().approvePairing("telegram", pairCode("1", "ann"), "owner");
+    const revoke = await runCli(["pairing", "revoke", "telegram", "1"], { env: env() });
+    expect(revoke.code).toBe(0);
+    expect(revoke.stdout).toBe(
+      "Revoked ann (1) on telegram (was owner): their next message is refused (they may ask again: the request comes to you).\n",
+    );
+    expect(access().admitted("telegram", "1")).toBeUndefined();
+    expect(access().check("telegram", { id: "1" }).kind).toBe("pair");
+    // No welcome is left to tell them of the approval they lost.
+    expect(access().welcomes("telegram")).toEqual([]);
+
+    const unknown = await runCli(["pairing", "revoke", "telegram", "1"], { env: env() });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe(
+      "guppy: no admitted user 1 on telegram (see guppy pairing list telegram; user ids, not names)\n",
+    );
+    const listed = await runCli(["pairing", "revoke", "telegram", "42"], {
+      env: cleanEnv({ GUPPY_HOME: home, GUPPY_ALLOWED_USERS: "42" }),
+    });
+    expect(listed.code).toBe(1);
+    expect(listed.stderr).toBe(
+      "guppy: 42 is admitted by GUPPY_ALLOWED_USERS: take the id out of it to shut them out\n",
+    );
+    const open = await runCli(["pairing", "revoke", "telegram", "2"], {
+      env: cleanEnv({ GUPPY_HOME: home, GUPPY_ACCESS_POLICY: "open" }),
+    });
+    expect(open.code).toBe(1);
+    access().approvePairing("telegram", pairCode("2", "bo"));
+    const openRevoke = await runCli(["pairing", "revoke", "telegram", "2"], {
+      env: cleanEnv({ GUPPY_HOME: home, GUPPY_TELEGRAM_ACCESS_POLICY: "open" }),
+    });
+    expect(openRevoke.stdout).toBe(
+      "Revoked bo (2) on telegram (was guest): the channel's policy is open, so they are still answered, as a guest.\n",
+    );
   });
 
   it("guppy serve and guppy pairing stop with one line naming a hand-edited file that does not read", async () => {
@@ -110,10 +220,14 @@ describe("guppy pairing / guppy invite", () => {
       env: env(),
     });
     expect(ok.code).toBe(0);
-    expect(ok.stdout).toBe("Approved bo (556) on telegram as owner.\n");
+    expect(ok.stdout).toBe(
+      "Approved bo (556) on telegram as owner.\nguppy serve tells them so on telegram: at once when it is running, else when it next starts.\n",
+    );
     expect(access().check("telegram", { id: "556" })).toEqual({ kind: "allow", role: "owner" });
 
-    const invite = await runCli(["invite", "create", "telegram", "--owner"], { env: env() });
+    const invite = await runCli(["invite", "create", "telegram", "--owner"], {
+      env: configured(),
+    });
     expect(invite.code).toBe(0);
     expect(invite.stdout).toContain("join as owner");
     const code = invite.stdout.split("\n")[0] ?? "";

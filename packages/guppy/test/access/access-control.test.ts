@@ -73,6 +73,52 @@ describe("pairing", () => {
     expect(access.check("slack", { id: "7" }).kind).toBe("pair");
   });
 
+  it("announces each new request once (not the same code given again), and leaves a welcome for each approval", () => {
+    const requests: Array<[string, string, string]> = [];
+    const access = createAccessControl({
+      store: createAccessStore(home),
+      settings: () => ({ policy: "pairing", allowedUsers: [] }),
+      logger: silentLogger,
+      now: () => clock,
+      onPairingRequest: (channel, request) =>
+        requests.push([channel, request.userId, request.code]),
+    });
+    const first = access.check("telegram", { id: "7", name: "ann" });
+    access.check("telegram", { id: "7", name: "ann" });
+    access.check("telegram", { id: "8" }, "group");
+    if (first.kind !== "pair") throw new Error("expected a pairing code");
+    expect(requests).toEqual([["telegram", "7", first.code]]);
+    // Expired, a new code is a new request.
+    clock += PAIRING_TTL_MS + 1;
+    const second = access.check("telegram", { id: "7", name: "ann" });
+    if (second.kind !== "pair") throw new Error("expected a pairing code");
+    expect(requests.map(([, , code]) => code)).toEqual([first.code, second.code]);
+
+    expect(access.welcomes("telegram")).toEqual([]);
+    access.approvePairing("telegram", second.code, "owner");
+    expect(access.welcomes("telegram")).toEqual([
+      { userId: "7", userName: "ann", role: "owner", approvedAt: new Date(clock).toISOString() },
+    ]);
+    access.welcomed("telegram", "7");
+    expect(access.welcomes("telegram")).toEqual([]);
+  });
+
+  it("revoke takes an approved user out at once, with their welcome; an allowlisted one stays", () => {
+    const access = control("pairing", ["42"]);
+    const asked = access.check("telegram", { id: "7" });
+    if (asked.kind !== "pair") throw new Error("expected a pairing code");
+    access.approvePairing("telegram", asked.code);
+    expect(access.revoke("telegram", "7")).toMatchObject({
+      kind: "revoked",
+      user: { id: "7", role: "guest" },
+    });
+    expect(access.welcomes("telegram")).toEqual([]);
+    expect(access.check("telegram", { id: "7" }).kind).toBe("pair");
+    expect(access.revoke("telegram", "7")).toEqual({ kind: "unknown" });
+    expect(access.revoke("telegram", "42")).toMatchObject({ kind: "allowlisted" });
+    expect(access.check("telegram", { id: "42" })).toEqual({ kind: "allow", role: "owner" });
+  });
+
   it("gives no code in a group chat and keeps no pending slot for it; the user's private chat still gets one", () => {
     const access = control("pairing", ["42"]);
     for (const id of ["1", "2", "3", "4"]) {

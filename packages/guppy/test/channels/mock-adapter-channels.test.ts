@@ -15,6 +15,7 @@ import {
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { recordingAdapter } from "./helpers/recording-adapter.js";
 import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
+import { until } from "./helpers/until.js";
 
 /**
  * "run-bash X" → a bash tool call `echo X`; "long-task" → bash `sleep 20`; a tool result →
@@ -109,6 +110,27 @@ describe.each(["slack", "discord"])("%s through the Chat SDK bridge (mock adapte
       new RegExp(`Pairing code: [A-Z2-9]{8}\\nAsk the owner.*guppy pairing approve ${name} `),
     );
     expect(llm.requests().length).toBe(before);
+  });
+
+  it("sends a new pairing request to the channel's owner in a private chat, and tells the user once approved", async () => {
+    await start({ GUPPY_ALLOWED_USERS: "UO" });
+    const [reply] = await send("U9", "hello?");
+    const code = /Pairing code: ([A-Z2-9]{8})/.exec(reply ?? "")?.[1] as string;
+    // The mock adapter's private chat with a user is `<name>:D<user>:`.
+    const ownerDm = `${name}:DUO:`;
+    const request = await until("the owner's DM", () => rec.posted(ownerDm)[0]);
+    expect(request).toContain(`Pairing request on ${name} from userU9 (U9): code ${code}`);
+    expect(request).toContain(`guppy pairing approve ${name} ${code}`);
+
+    const access = createAccessControl({
+      store: createAccessStore(runtime.home),
+      settings: () => ({ policy: "pairing", allowedUsers: ["UO"] }),
+      logger: silentLogger,
+    });
+    access.approvePairing(name, code);
+    const told = await until("the approved user's DM", () => rec.posted(`${name}:DU9:`)[0]);
+    expect(told).toContain("Your pairing request was approved as a guest");
+    expect(rec.posted(ownerDm)).toHaveLength(1);
   });
 
   it("keeps two users' conversations apart", async () => {

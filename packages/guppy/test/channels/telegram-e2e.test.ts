@@ -162,9 +162,12 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
       env: cleanEnv({ GUPPY_HOME: runtime.home }),
     });
     expect(approve.code).toBe(0);
+    // Told of the approval by the running gateway, then answered.
+    const [, told] = await settled(EVE.id, 2);
+    expect(told?.text).toContain("approved as an owner");
     await tg.userSays(EVE, "now run-bash paired-ok");
-    const messages = await settled(EVE.id, 2);
-    expect(messages[1]?.text).toContain("Tool said: paired\\-ok");
+    const messages = await settled(EVE.id, 3);
+    expect(messages[2]?.text).toContain("Tool said: paired\\-ok");
   });
 
   it("shows typing only to users it answers: not to strangers under allowlist, to a user once admitted by invite", async () => {
@@ -187,7 +190,7 @@ describe("Telegram end to end (telegram-test-api + aimock, long polling)", () =>
     expect(typingFor(EVE)).toBe(0);
 
     const invite = await runCli(["invite", "create", "telegram"], {
-      env: cleanEnv({ GUPPY_HOME: runtime.home }),
+      env: cleanEnv({ GUPPY_HOME: runtime.home, TELEGRAM_BOT_TOKEN: tg.token }),
     });
     const code = invite.stdout.split("\n")[0] as string;
     await tg.userSays(EVE, `/start ${code}`);

@@ -8,6 +8,7 @@ import type { GatewayContext } from "../channel.js";
 import { secretValues, toChatLogger } from "./chat-logger.js";
 import type { ReplySettings } from "./chat-thread-handle.js";
 import { type ChatBridge, type ChatBridgeOptions, createChatBridge } from "./create-chat-bridge.js";
+import { createPairingNotices, type PairingNotices } from "./pairing-notices.js";
 import { createThreadFollows, followingState } from "./thread-follows.js";
 
 /**
@@ -22,6 +23,7 @@ export interface RunningChatChannel {
   chat: Chat;
   adapter: Adapter;
   bridge: ChatBridge;
+  notices: PairingNotices;
 }
 
 /**
@@ -52,10 +54,22 @@ export async function startChatChannel(
     concurrency: "concurrent",
     logger: toChatLogger(logger, "chat", secretValues(config)),
   });
+  // Bound below: the notices read the owners through this access control.
+  let notices: PairingNotices | undefined;
   const access = createAccessControl({
     store: createAccessStore(config.home),
     settings: (channel) => channelAccessSettings(config, channel),
     logger,
+    onPairingRequest: (_channel, request) => notices?.requested(request),
+  });
+  notices = createPairingNotices({
+    channel: adapterName,
+    chat,
+    adapter,
+    access,
+    reply,
+    logger,
+    ...(context.say ? { say: context.say } : {}),
   });
   // The upgrade to roles: who was admitted before is an owner, said once on the terminal.
   access.announceOwners(adapterName, (line) => {
@@ -77,7 +91,8 @@ export async function startChatChannel(
     ...bridgeOptions,
   });
   await chat.initialize();
-  return { chat, adapter, bridge };
+  notices.start();
+  return { chat, adapter, bridge, notices };
 }
 
 /**
@@ -93,7 +108,9 @@ export async function stopChatChannel(
 ): Promise<void> {
   if (!running) return;
   await running.adapter.disconnect?.();
+  const noticesSent = running.notices.stop();
   await Promise.allSettled([runsEnded]);
   await running.bridge.idle();
+  await noticesSent;
   await running.chat.shutdown();
 }
