@@ -12,6 +12,7 @@ import {
 } from "@mariozechner/pi-ai/oauth";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runLogin, runLogout, signInLines } from "../../src/commands/login-command.js";
+import { startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli } from "../helpers/run-cli.js";
 
 const ACCESS = "standin-login-access-0123456789";
@@ -248,5 +249,49 @@ describe("guppy login / logout / config (CLI)", () => {
     expect(out.stdout).toContain("Signed out of Anthropic (Claude Pro/Max)");
     expect(JSON.parse(readFileSync(join(home, "auth.json"), "utf8"))).toEqual({});
     expect((await runCli(["config"], { env })).stdout).not.toContain("signed in");
+  });
+});
+
+describe("guppy chat on a sign-in (CLI, aimock as Anthropic's endpoint)", () => {
+  it("sends the signed-in token as the key (never in the body) with no key variable set", async () => {
+    const home = mkdtempSync(join(tmpdir(), "guppy-login-chat-"));
+    const llm = await startMockLlm(() => ({ content: "hello from the subscription" }));
+    try {
+      // An Anthropic sign-in's token, fresh: no refresh (that would go to Anthropic).
+      const token = "sk-ant-oat01-standin-0123456789abcdef";
+      writeFileSync(
+        join(home, "auth.json"),
+        JSON.stringify({
+          anthropic: {
+            type: "oauth",
+            access: token,
+            refresh: REFRESH,
+            expires: Date.now() + 3.6e6,
+          },
+        }),
+        { mode: 0o600 },
+      );
+      const env = cleanEnv({
+        GUPPY_HOME: home,
+        GUPPY_MODEL: "anthropic/mock-claude",
+        GUPPY_BASE_URL: llm.url,
+        GUPPY_API: "anthropic-messages",
+        GUPPY_SANDBOX: "host",
+      });
+      const out = await runCli(["chat", "-m", "hi"], { env, timeoutMs: 60_000 });
+      expect(out.stderr).toBe("");
+      expect(out.stdout).toBe("hello from the subscription\n");
+      const sent = llm.mock.getRequests().filter((r) => r.path.endsWith("/messages"));
+      expect(sent).toHaveLength(1);
+      // pi-ai sends an Anthropic OAuth token as a bearer token with the OAuth beta (aimock's
+      // journal masks the Authorization header itself); an API key would go as x-api-key.
+      expect(sent[0]?.headers["anthropic-beta"]).toContain("oauth-2025-04-20");
+      expect(sent[0]?.headers.authorization).toBeDefined();
+      expect(sent[0]?.headers["x-api-key"]).toBeUndefined();
+      expect(JSON.stringify(sent[0]?.body)).not.toContain(token);
+    } finally {
+      await llm.stop();
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
