@@ -46,6 +46,7 @@ export {
   readAuthFile,
   signedInProviders,
   storedOAuth,
+  withAuthLock,
   writeAuthEntry,
 } from "./model/auth-file.js";
 export type { OAuthSession } from "./model/oauth-key.js";

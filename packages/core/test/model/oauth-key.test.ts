@@ -262,6 +262,17 @@ describe("a subscription's sign-in as the model's key (auth.json, stand-in OAuth
     expect(srv.state.auth).toEqual(Array(20).fill(`Bearer ${NEW_ACCESS}`));
   });
 
+  it("two sign-in sessions (as two guppy processes) at expiry refresh once, through the lock", async () => {
+    writeAuth(Date.now() - 1000);
+    srv.state.tokenDelayMs = 300;
+    const cfg = config();
+    const [a, b] = [await resolveModel(cfg), await resolveModel(cfg)];
+    const keys = await Promise.all([a.getApiKey?.(), b.getApiKey?.(), a.getApiKey?.()]);
+    expect(keys).toEqual([NEW_ACCESS, NEW_ACCESS, NEW_ACCESS]);
+    expect(srv.state.tokenHits).toBe(1);
+    expect(readdirSync(t.home)).not.toContain(`${AUTH_FILE}.lock`);
+  });
+
   it("uses credentials another process refreshed meanwhile instead of refreshing again", async () => {
     writeAuth(Date.now() - 1000);
     const cfg = config();

@@ -4,6 +4,7 @@ import {
   readAuthFile,
   signedInProviders,
   storedOAuth,
+  withAuthLock,
   writeAuthEntry,
 } from "@guppy/core";
 import { maskSecret } from "@guppy/core/config";
@@ -73,7 +74,8 @@ export async function runLogin(providerId: string, io: LoginIo): Promise<void> {
   };
   try {
     const credentials = await provider.login(callbacks);
-    writeAuthEntry(io.home, provider.id, credentials);
+    // Under the lock a refresh holds: one finishing now would otherwise write back the old sign-in.
+    await withAuthLock(io.home, async () => writeAuthEntry(io.home, provider.id, credentials));
   } finally {
     lines.close();
   }
@@ -85,14 +87,15 @@ export async function runLogin(providerId: string, io: LoginIo): Promise<void> {
 }
 
 /** Removes `providerId`'s sign-in from `<home>/auth.json`; the line to print. */
-export function runLogout(providerId: string, home: string): string {
-  const data = readAuthFile(home);
+export async function runLogout(providerId: string, home: string): Promise<string> {
   const known = getOAuthProvider(providerId);
-  if (!Object.hasOwn(data, providerId)) {
-    if (!known) throw new UsageError(unknownProvider("logout", providerId));
-    return `Not signed in to ${known.name}: nothing to remove from ${authFilePath(home)}.`;
+  const had = Object.hasOwn(readAuthFile(home), providerId);
+  if (!had && !known) throw new UsageError(unknownProvider("logout", providerId));
+  const removed =
+    had && (await withAuthLock(home, async () => writeAuthEntry(home, providerId, undefined)));
+  if (!removed) {
+    return `Not signed in to ${known?.name ?? providerId}: nothing to remove from ${authFilePath(home)}.`;
   }
-  writeAuthEntry(home, providerId, undefined);
   return `Signed out of ${known?.name ?? providerId}: removed from ${authFilePath(home)}.`;
 }
 
@@ -108,7 +111,7 @@ export async function loginCommand(args: CliArgs): Promise<number> {
 export async function logoutCommand(args: CliArgs): Promise<number> {
   const providerId = providerArgument(args, "logout");
   const config = loadCliConfig(args);
-  process.stdout.write(`${runLogout(providerId, config.home)}\n`);
+  process.stdout.write(`${await runLogout(providerId, config.home)}\n`);
   return ExitCode.ok;
 }
 

@@ -159,11 +159,11 @@ describe("guppy login with a stand-in OAuth provider (in process)", () => {
     expect(signInLines(home)[0]).toMatch(/^signed in {2}standin {2}sta…89 \(masked\), expires /);
     expect(signInLines(home)[0]).not.toContain(ACCESS);
 
-    expect(runLogout("standin", home)).toContain("Signed out of Stand-in (Pro)");
+    expect(await runLogout("standin", home)).toContain("Signed out of Stand-in (Pro)");
     const left = JSON.parse(readFileSync(join(home, "auth.json"), "utf8"));
     expect(Object.keys(left)).toEqual(["other"]);
     expect(statSync(join(home, "auth.json")).mode & 0o777).toBe(0o600);
-    expect(runLogout("standin", home)).toContain("Not signed in to Stand-in (Pro)");
+    expect(await runLogout("standin", home)).toContain("Not signed in to Stand-in (Pro)");
   });
 
   it("a device-code flow shows the code to enter and takes a blank domain", async () => {
