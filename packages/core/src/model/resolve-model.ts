@@ -135,7 +135,7 @@ function signIn(
   };
 }
 
-/** `; or sign in with guppy login <provider>` for the providers pi-ai has a sign-in flow for. */
+/** `, or sign in with guppy login <provider>` for the providers pi-ai has a sign-in flow for. */
 function signInHint(provider: string): string {
   return getOAuthProvider(provider) ? `, or sign in with \`guppy login ${provider}\`` : "";
 }
