@@ -40,6 +40,16 @@ export {
 } from "./logging/redact.js";
 export { createMcpManager, type McpManager } from "./mcp/create-mcp-manager.js";
 export type { McpServerStatus } from "./mcp/types.js";
+export {
+  AUTH_FILE,
+  authFilePath,
+  readAuthFile,
+  signedInProviders,
+  storedOAuth,
+  withAuthLock,
+  writeAuthEntry,
+} from "./model/auth-file.js";
+export type { OAuthSession } from "./model/oauth-key.js";
 export { type ResolvedModel, resolveModel } from "./model/resolve-model.js";
 export {
   type ConcurrencyLimiter,

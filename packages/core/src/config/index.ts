@@ -11,6 +11,7 @@ export {
 export {
   describeConfig,
   kebab,
+  maskSecret,
   resolveHome,
   withAppSettings,
 } from "./load-config.js";

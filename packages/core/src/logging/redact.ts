@@ -46,25 +46,51 @@ export interface TextStream {
  */
 export const MIN_SECRET_CHARS = 8;
 
-export function createRedactor(secrets: readonly Secret[]): Redactor {
-  const patterns: Secret[] = [];
-  const seen = new Set<string>();
-  for (const { name, value } of secrets) {
-    if (value.length < MIN_SECRET_CHARS || seen.has(value)) continue;
-    seen.add(value);
-    patterns.push({ name, value });
-    // As it appears inside a JSON string (the log files are JSON lines).
-    const escaped = JSON.stringify(value).slice(1, -1);
-    if (escaped !== value && !seen.has(escaped)) {
-      seen.add(escaped);
-      patterns.push({ name, value: escaped });
+/**
+ * `live`, when given, is asked for more secrets at each use (an OAuth token refreshed while guppy
+ * runs); it returns the same array until they change, and only then are the patterns rebuilt.
+ */
+export function createRedactor(
+  secrets: readonly Secret[],
+  live?: () => readonly Secret[],
+): Redactor {
+  let patterns: Secret[] = [];
+  let lastLive: readonly Secret[] | undefined;
+  const build = (all: readonly Secret[]) => {
+    const next: Secret[] = [];
+    const seen = new Set<string>();
+    for (const { name, value } of all) {
+      if (value.length < MIN_SECRET_CHARS || seen.has(value)) continue;
+      seen.add(value);
+      next.push({ name, value });
+      // As it appears inside a JSON string (the log files are JSON lines).
+      const escaped = JSON.stringify(value).slice(1, -1);
+      if (escaped !== value && !seen.has(escaped)) {
+        seen.add(escaped);
+        next.push({ name, value: escaped });
+      }
     }
-  }
-  // A secret that contains another is replaced whole.
-  patterns.sort((a, b) => b.value.length - a.value.length);
-  const active = patterns.length > 0;
+    // A secret that contains another is replaced whole.
+    next.sort((a, b) => b.value.length - a.value.length);
+    patterns = next;
+  };
+  const sync = () => {
+    if (!live) return;
+    const current = live();
+    if (current === lastLive) return;
+    lastLive = current;
+    build([...secrets, ...current]);
+  };
+  build(secrets);
+  sync();
+  let active = patterns.length > 0;
+  const refresh = () => {
+    sync();
+    active = patterns.length > 0;
+  };
 
   const text = (s: string): string => {
+    refresh();
     if (!active) return s;
     let out = s;
     for (const { name, value } of patterns) {
@@ -73,7 +99,10 @@ export function createRedactor(secrets: readonly Secret[]): Redactor {
     return out;
   };
 
-  const value = <T>(v: T): T => (active ? (redactValue(v, text) as T) : v);
+  const value = <T>(v: T): T => {
+    refresh();
+    return active ? (redactValue(v, text) as T) : v;
+  };
 
   /** Length of the longest tail of `s` that is the start of a secret (and not a whole one). */
   const heldTail = (s: string): number => {
@@ -103,13 +132,16 @@ export function createRedactor(secrets: readonly Secret[]): Redactor {
     return held;
   };
 
-  const splitSecret = (piece: string, side: "start" | "end"): number =>
-    active ? (side === "end" ? heldTail(piece) : heldHead(piece)) : 0;
+  const splitSecret = (piece: string, side: "start" | "end"): number => {
+    refresh();
+    return active ? (side === "end" ? heldTail(piece) : heldHead(piece)) : 0;
+  };
 
   const stream = (): TextStream => {
     let pending = "";
     return {
       push(piece) {
+        refresh();
         if (!active) return piece;
         const all = text(pending + piece);
         const held = heldTail(all);
@@ -124,7 +156,16 @@ export function createRedactor(secrets: readonly Secret[]): Redactor {
     };
   };
 
-  return { active, text, value, stream, splitSecret };
+  return {
+    get active() {
+      refresh();
+      return active;
+    },
+    text,
+    value,
+    stream,
+    splitSecret,
+  };
 }
 
 /** A copy of `v` with `text` applied to every string, sharing what did not change. */

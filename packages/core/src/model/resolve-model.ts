@@ -1,8 +1,10 @@
 import { type Api, getEnvApiKey, getModels, getProviders, type Model } from "@mariozechner/pi-ai";
+import { getOAuthProvider } from "@mariozechner/pi-ai/oauth";
 import { ConfigError } from "../config/config-error.js";
 import type { GuppyConfig } from "../config/load-config.js";
 import { type SettingOrigins, settingPlaces, settingWithValue } from "../config/setting-origin.js";
 import type { WireApi } from "../config/settings-schema.js";
+import { type OAuthSession, openOAuthSession } from "./oauth-key.js";
 
 export interface ResolvedModel {
   /** `provider/model-id` as configured (or discovered). */
@@ -17,6 +19,8 @@ export interface ResolvedModel {
   getApiKey?: () => string | undefined | Promise<string | undefined>;
   /** The key is a subscription's sign-in (OAuth), not a pay-per-token key: usage shows no spend. */
   subscription?: boolean;
+  /** The sign-in `getApiKey` reads (auth.json): its tokens are redacted, its failures logged. */
+  oauth?: OAuthSession;
   /** Reply token limit to request. */
   maxTokens: number;
   /** True for a custom endpoint (GUPPY_BASE_URL) or a discovered local server. */
@@ -40,6 +44,7 @@ type ModelSettings = Pick<
   GuppyConfig,
   "model" | "baseUrl" | "api" | "apiKey" | "maxTokens" | "contextWindow" | "modelCost"
 > &
+  Partial<Pick<GuppyConfig, "home">> &
   SettingOrigins;
 
 /**
@@ -85,24 +90,54 @@ export async function resolveModel(
       `Model "${modelId}" is not in pi-ai's catalog for ${provider} (e.g. ${some.join(", ")}); to use it anyway set GUPPY_BASE_URL to the provider's endpoint.`,
     );
   }
-  const apiKey = config.apiKey ?? getEnvApiKey(provider) ?? undefined;
-  if (!apiKey) {
-    throw new ConfigError(
-      `No API key for ${provider}: set ${envKeyName(provider)} (or GUPPY_API_KEY) for ${settingWithValue("model", config.model, config)}.`,
-    );
-  }
   const model: Model<Api> = {
     ...catalogued,
     ...(config.contextWindow ? { contextWindow: config.contextWindow } : {}),
     ...(config.modelCost ? { cost: config.modelCost } : {}),
   };
+  const oauth = signIn(config, provider, model);
+  const apiKey = config.apiKey ?? oauth?.apiKey ?? getEnvApiKey(provider) ?? undefined;
+  if (!apiKey) {
+    throw new ConfigError(
+      `No API key for ${provider}: set ${envKeyName(provider)} (or GUPPY_API_KEY) for ${settingWithValue("model", config.model, config)}${signInHint(provider)}.`,
+    );
+  }
   const maxTokens = replyLimit(
     config,
     model.contextWindow,
     `the catalog's for ${config.model}`,
     Math.min(catalogued.maxTokens || DEFAULT_MAX_TOKENS, MAX_DEFAULT_REPLY),
   );
-  return { ref: config.model, model, apiKey, maxTokens, custom: false };
+  return { ref: config.model, model, apiKey, ...oauth?.fields, maxTokens, custom: false };
+}
+
+/**
+ * The subscription sign-in for `provider` in `<home>/auth.json` (`guppy login`), unless a key is
+ * given outright (GUPPY_API_KEY, --api-key): its token at start, and the fields that make the
+ * runner ask for it at each request. It comes before a provider variable (ANTHROPIC_API_KEY):
+ * signing in is the newer, deliberate choice. `model` follows the sign-in's endpoint (Copilot).
+ */
+function signIn(
+  config: ModelSettings,
+  provider: string,
+  model: Model<Api> | undefined,
+):
+  | { apiKey: string; fields: Pick<ResolvedModel, "getApiKey" | "subscription" | "oauth"> }
+  | undefined {
+  if (config.apiKey || !config.home) return undefined;
+  const session = openOAuthSession(config.home, provider, model);
+  if (!session) return undefined;
+  // The token as stored, even if expired (a gateway restarted after days): the first request
+  // refreshes it, not the start.
+  return {
+    apiKey: session.current(),
+    fields: { getApiKey: () => session.key(), subscription: true, oauth: session },
+  };
+}
+
+/** `, or sign in with guppy login <provider>` for the providers pi-ai has a sign-in flow for. */
+function signInHint(provider: string): string {
+  return getOAuthProvider(provider) ? `, or sign in with \`guppy login ${provider}\`` : "";
 }
 
 /**
@@ -168,12 +203,22 @@ function buildCustom(
     contextWindow,
     maxTokens,
   };
+  // A sign-in's endpoint is the custom base URL here, not the one its credentials name.
+  const oauth = signIn(config, provider, undefined);
   const apiKey =
     config.apiKey ??
+    oauth?.apiKey ??
     getEnvApiKey(provider) ??
     envValue(env, envKeyName(provider)) ??
     "guppy-no-key";
-  return { ref: `${provider}/${modelId}`, model, apiKey, maxTokens, custom: true };
+  return {
+    ref: `${provider}/${modelId}`,
+    model,
+    apiKey,
+    ...oauth?.fields,
+    maxTokens,
+    custom: true,
+  };
 }
 
 function safeCatalogLookup(provider: string, modelId: string): Model<Api> | undefined {

@@ -79,7 +79,11 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
       modelProvider: resolved.model.provider,
       secretEnv: secretEnvNames(config.settings),
     });
-  const redactor = options.redactor ?? createRedactor(configuredSecrets(config, resolved));
+  const redactor =
+    options.redactor ??
+    createRedactor(configuredSecrets(config, resolved), resolved.oauth?.secrets);
+  // A sign-in's refresh that fails is logged where the runs are (once: oauth-key.ts).
+  if (options.logger) resolved.oauth?.useLogger(options.logger);
   const ctx: ToolContext = {
     workspaceDir,
     artifactsDir: () => store.artifactsDir(workThread),

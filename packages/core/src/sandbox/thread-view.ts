@@ -37,6 +37,7 @@ export function secretDenials(home: string): PathDenial[] {
     { path: join(home, "settings.json"), reason: "guppy's settings (they hold API keys)" },
     { path: join(home, "guppy.env"), reason: "guppy's environment file (it holds API keys)" },
     { path: join(home, "api-token"), reason: "the gateway's API token" },
+    { path: join(home, "auth.json"), reason: "guppy's sign-ins (they hold OAuth tokens)" },
     { path: join(home, "access"), reason: "guppy's access lists (who may use it)" },
     // The file tools run in guppy's process: /proc/self/environ would be guppy's own keys.
     { path: `/proc/${process.pid}`, reason: "guppy's own process (its environment holds keys)" },

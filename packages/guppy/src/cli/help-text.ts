@@ -19,6 +19,11 @@ export const commandHelp: Record<string, string> = {
                                     sandbox, port and disk, one line each (--fix: repair permissions)`,
   usage: `  guppy usage [--days N] [--by day|thread|model] [--json]
                                     tokens and cost of every model request, totalled`,
+  login: `  guppy login anthropic|openai-codex|github-copilot
+                                    sign in with a subscription (Claude Pro/Max, ChatGPT, Copilot)
+                                    instead of an API key: prints the address to open, reads the
+                                    code pasted back; saved in <home>/auth.json`,
+  logout: `  guppy logout <provider>           remove that sign-in from <home>/auth.json`,
   config: `  guppy config                      print the effective configuration (secrets masked)`,
   init: `  guppy init                        create GUPPY_HOME with settings.json, memory, identity and skills files`,
   skills: `  guppy skills [--thread A:C:T]     list the skills a thread sees and where each comes from`,

@@ -17,6 +17,8 @@ const commands: Record<string, Command> = {
   mcp: async (a) => (await import("../commands/mcp-command.js")).mcpCommand(a),
   pairing: async (a) => (await import("../commands/access-commands.js")).pairingCommand(a),
   invite: async (a) => (await import("../commands/access-commands.js")).inviteCommand(a),
+  login: async (a) => (await import("../commands/login-command.js")).loginCommand(a),
+  logout: async (a) => (await import("../commands/login-command.js")).logoutCommand(a),
 };
 
 /** Dispatches a command; each command module is loaded only when used. */

@@ -6,10 +6,11 @@ import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { sandboxLines } from "./config-sandbox.js";
 import { loadCliConfig } from "./load-cli-config.js";
+import { signInLines } from "./login-command.js";
 
 /**
  * `guppy config`: every key, its effective value (secrets masked) and where it came from; then
- * where the tools run (the sandbox) and which tools each channel and role is offered.
+ * the subscriptions signed in to (auth.json, tokens masked), where the tools run (the sandbox) and which tools each channel and role is offered.
  */
 export async function configCommand(args: CliArgs): Promise<number> {
   rejectExtraArguments(args, "guppy config");
@@ -22,6 +23,7 @@ export async function configCommand(args: CliArgs): Promise<number> {
       `${row.key.padEnd(keyWidth)}  ${row.env.padEnd(envWidth)}  ${row.value}  (${row.source})\n`,
     );
   }
+  for (const line of signInLines(config.home)) process.stdout.write(`${line}\n`);
   for (const line of sandboxLines(config)) process.stdout.write(`${line}\n`);
   for (const line of toolSetLines(config)) process.stdout.write(`${line}\n`);
   return ExitCode.ok;

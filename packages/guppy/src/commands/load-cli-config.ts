@@ -42,15 +42,19 @@ export function secretFlagsWarning(args: CliArgs, config: AppConfig): string | u
  * The one redactor of a command that runs agents (`guppy serve`, a `guppy chat` running its
  * thread itself), shared by its logger, store and runners: every secret setting, the model's key
  * and the provider key variables — a custom endpoint's <PROVIDER>_API_KEY among them, known only
- * once the model is resolved — and the HTTP API's token when there is one.
+ * once the model is resolved — the HTTP API's token when there is one, and a sign-in's tokens.
  */
 export function createCliRedactor(
   config: AppConfig,
   resolved: ResolvedModel,
   apiToken: string | undefined,
 ): Redactor {
-  return createRedactor([
-    ...configuredSecrets(config, resolved),
-    ...(apiToken ? [{ name: API_TOKEN_FILE, value: apiToken }] : []),
-  ]);
+  return createRedactor(
+    [
+      ...configuredSecrets(config, resolved),
+      ...(apiToken ? [{ name: API_TOKEN_FILE, value: apiToken }] : []),
+    ],
+    // A subscription's tokens, new ones too as they are refreshed (auth.json).
+    resolved.oauth?.secrets,
+  );
 }
