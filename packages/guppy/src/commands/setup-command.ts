@@ -33,8 +33,13 @@ export async function setupCommand(args: CliArgs): Promise<number> {
 
 export interface SetupResult {
   code: number;
-  /** What guppy.env got (a caller that goes on, as `guppy chat` does, puts them in its environment). */
-  envWritten: Record<string, string>;
+  /**
+   * The variables the setup's model and bot take from guppy.env, written now or there before: a
+   * caller that goes on, as `guppy chat` does, puts them in its own environment.
+   */
+  env: Record<string, string>;
+  /** guppy.env's variables before the setup (a value in the environment equal to one came from it). */
+  envFileBefore: Record<string, string>;
 }
 
 /** The setup itself; `asker` undefined: non-interactive. */
@@ -64,16 +69,20 @@ export async function runSetup(args: CliArgs, asker: Asker | undefined): Promise
   };
   try {
     const choice = await chooseAndTest(questions, config);
-    if (!choice) return { code: ExitCode.failed, envWritten: {} };
+    if (!choice) return { code: ExitCode.failed, env: {}, envFileBefore: envFile };
     const bot = await chooseBot(args, config, asker, out);
-    if (bot === false) return { code: ExitCode.failed, envWritten: {} };
-    const envWritten = save(home, choice, bot?.token, envFile, out);
+    if (bot === false) return { code: ExitCode.failed, env: {}, envFileBefore: envFile };
+    const written = save(home, choice, bot?.token, envFile, out);
     if (bot) out(`\n${pairingSteps(bot.username)}`);
-    return { code: ExitCode.ok, envWritten };
+    const kept =
+      choice.keyFrom === "guppy.env" && choice.keyName && choice.key
+        ? { [choice.keyName]: choice.key }
+        : {};
+    return { code: ExitCode.ok, env: { ...kept, ...written }, envFileBefore: envFile };
   } catch (error) {
     if (!(error instanceof AnswerCancelled)) throw error;
     out("guppy setup cancelled: nothing was written.\n");
-    return { code: ExitCode.interrupted, envWritten: {} };
+    return { code: ExitCode.interrupted, env: {}, envFileBefore: envFile };
   }
 }
 

@@ -50,9 +50,11 @@ export async function chatModelOrSetup(
   const { runSetup } = await import("./setup-command.js");
   const setup = await runSetup(args, createTerminalAsker());
   if (setup.code !== 0) return { config };
-  // What guppy.env got, for this process too (a variable already set stays: it comes first).
-  for (const [name, value] of Object.entries(setup.envWritten)) {
-    if (process.env[name] === undefined) process.env[name] = value;
+  // What the setup relies on in guppy.env, for this process too; a variable the real environment
+  // sets stays (it comes first), one this process had from guppy.env takes the new value.
+  for (const [name, value] of Object.entries(setup.env)) {
+    const now = process.env[name];
+    if (now === undefined || now === setup.envFileBefore[name]) process.env[name] = value;
   }
   process.stdout.write("\n");
   return { config: loadCliConfig(args) };
