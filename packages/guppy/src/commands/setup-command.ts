@@ -1,4 +1,4 @@
-import { loadConfig, resolveModel } from "@guppy/core";
+import { loadConfig, localServers, resolveModel } from "@guppy/core";
 import { maskUrlCredentials, resolveHome } from "@guppy/core/config";
 import { type AppConfig, guppySettings } from "../channels/registry.js";
 import { ExitCode } from "../cli/cli-error.js";
@@ -65,7 +65,7 @@ export async function runSetup(args: CliArgs, asker: Asker | undefined): Promise
     given,
     envFile,
     envFileName: envFilePath(home),
-    currentProvider: config.baseUrl ? CUSTOM : config.model?.slice(0, config.model.indexOf("/")),
+    currentProvider: currentProvider(config),
   };
   try {
     const choice = await chooseAndTest(questions, config);
@@ -232,6 +232,14 @@ function warnOverrides(
       `guppy: warning: ${name} is set in the environment and is used before what setup wrote; unset it\n`,
     );
   }
+}
+
+/** The provider of the configured model, as the provider question names it. */
+function currentProvider(config: AppConfig): string | undefined {
+  if (!config.model) return undefined;
+  const local = localServers.find((s) => s.baseUrl === config.baseUrl?.replace(/\/+$/, ""));
+  if (local) return local.provider;
+  return config.baseUrl ? CUSTOM : config.model.slice(0, config.model.indexOf("/"));
 }
 
 function stringFlag(value: string | boolean | undefined): string | undefined {

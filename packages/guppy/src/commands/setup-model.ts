@@ -154,6 +154,8 @@ async function chooseCustom(
   prefix: string,
 ): Promise<ModelChoice & { provider: string }> {
   const prev = q.previous?.provider === CUSTOM ? q.previous : undefined;
+  // Asked again: the model keeps the provider it was given (`anthropic/...` through a proxy).
+  if (prev) prefix = prev.ref.slice(0, prev.ref.indexOf("/"));
   const baseUrl = await answerOrAsk(q, {
     given: q.previous ? undefined : q.given.baseUrl,
     fallback: prev?.baseUrl,
