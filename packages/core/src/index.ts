@@ -50,7 +50,14 @@ export {
   writeAuthEntry,
 } from "./model/auth-file.js";
 export type { OAuthSession } from "./model/oauth-key.js";
-export { type ResolvedModel, resolveModel } from "./model/resolve-model.js";
+export {
+  type DiscoveredModel,
+  discoverLocalModel,
+  envKeyName,
+  localServers,
+  type ResolvedModel,
+  resolveModel,
+} from "./model/resolve-model.js";
 export {
   type ConcurrencyLimiter,
   createConcurrencyLimiter,

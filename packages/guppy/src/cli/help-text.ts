@@ -8,7 +8,10 @@ import { accessChannels } from "../channels/registry.js";
 export const commandHelp: Record<string, string> = {
   setup: `  guppy setup                       pick a provider, model and key (and a Telegram bot), checked
                                     with a test request; writes settings.json and guppy.env
-                                    (--provider P --model P/ID --api-key K ... --non-interactive)`,
+  guppy setup --non-interactive --provider P [--model ID] [--api-key K] [--base-url URL]
+                   [--api PROTOCOL] [--telegram-bot-token T]
+                                    the same from flags (P: anthropic, openai, openrouter, google,
+                                    ollama, lmstudio, custom; a key may come from its variable)`,
   chat: `  guppy chat [--session NAME]       talk to guppy in the terminal
   guppy chat -m "TEXT"              one prompt; the answer alone on stdout
   guppy chat --workspace DIR        the tools work in DIR instead of the thread's own workspace`,

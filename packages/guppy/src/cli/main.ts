@@ -8,6 +8,7 @@ type Command = (args: CliArgs) => Promise<number>;
 
 /** Every command, loaded only when used: one line each. */
 const commands: Record<string, Command> = {
+  setup: async (a) => (await import("../commands/setup-command.js")).setupCommand(a),
   chat: async (a) => (await import("../commands/chat-command.js")).chatCommand(a),
   config: async (a) => (await import("../commands/config-command.js")).configCommand(a),
   serve: async (a) => (await import("../commands/serve-command.js")).serveCommand(a),

@@ -26,6 +26,7 @@ import { createLocalThread } from "./chat-local-thread.js";
 import { chatSessionHolder, lockChatSession, sessionOpenError } from "./chat-session-lock.js";
 import { type ChatStop, watchStopSignals } from "./chat-stop-signals.js";
 import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
+import { chatModelOrSetup } from "./setup-offer.js";
 
 /**
  * `guppy chat`: the interactive terminal, or with -m one prompt whose answer alone goes to stdout.
@@ -46,7 +47,7 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   const gateway = readGatewayFile(config.home);
   const opened =
     (gateway && (await attach(gateway, config, dirs, threadId, session))) ||
-    (await runHere(config, dirs, threadId, session));
+    (await runHere(config, dirs, threadId, session, args));
   const { thread, explain } = opened;
   const stop = watchStopSignals(
     () => thread.abort(),
@@ -125,11 +126,15 @@ async function runHere(
   dirs: ThreadDirs,
   threadId: string,
   session: string,
+  args: CliArgs,
 ): Promise<OpenedThread> {
   // Before the model is looked for: a second chat on the session is told at once.
   const unlock = lockChatSession(dirs, threadId, session);
   try {
-    const resolved = await resolveModel(config);
+    // No model configured: a local server, else (on a terminal) `guppy setup` offered.
+    const ready = await chatModelOrSetup(args, config, args.message === undefined);
+    config = ready.config;
+    const resolved = await resolveModel(config, ready.discover ? { discover: ready.discover } : {});
     const redactor = createCliRedactor(config, resolved, existingApiToken(config));
     const logger = redactLogger(
       createLineLogger({ level: config.debug ? "debug" : "warn" }),

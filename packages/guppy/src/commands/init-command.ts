@@ -6,7 +6,7 @@ import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { checkHome } from "./check-home.js";
 
-const settingsTemplate = `// guppy settings. Precedence: command-line flags > environment variables > this file > defaults.
+export const settingsTemplate = `// guppy settings. Precedence: command-line flags > environment variables > this file > defaults.
 // Every key is listed in docs/configuration.md. Comments and trailing commas are allowed.
 {
   // Model as provider/model-id from pi-ai's catalog, e.g. "anthropic/claude-sonnet-4-5",

@@ -1,0 +1,91 @@
+import { localServers } from "@guppy/core";
+import { closestName } from "@guppy/core/config";
+import { type Api, getModels, getProviders, type Model } from "@mariozechner/pi-ai";
+
+/** The catalog providers `guppy setup` offers by name, each with the model it suggests. */
+export const catalogChoices = [
+  { provider: "anthropic", label: "Anthropic", defaultModel: "claude-sonnet-4-5" },
+  { provider: "openai", label: "OpenAI", defaultModel: "gpt-5-mini" },
+  { provider: "openrouter", label: "OpenRouter", defaultModel: "anthropic/claude-sonnet-4.5" },
+  { provider: "google", label: "Google (Gemini)", defaultModel: "gemini-2.5-flash" },
+] as const;
+
+/** `--provider custom`: any OpenAI- or Anthropic-compatible endpoint (base URL + GUPPY_API). */
+export const CUSTOM = "custom";
+
+/** The provider of a model on a custom endpoint given without one (`--model llama3`). */
+export const CUSTOM_PREFIX = "custom";
+
+/** pi-ai's catalog providers (the four above first, then any other it knows). */
+export function catalogProviders(): string[] {
+  return getProviders() as string[];
+}
+
+export function catalogIds(provider: string): string[] {
+  return (getModels(provider as never) as Model<Api>[]).map((m) => m.id);
+}
+
+/** The model a provider's setup suggests: the choice's, else the catalog's first. */
+export function defaultModelId(provider: string): string | undefined {
+  const choice = catalogChoices.find((c) => c.provider === provider);
+  return choice?.defaultModel ?? catalogIds(provider)[0];
+}
+
+/** Every name `--provider` takes. */
+export function providerNames(): string[] {
+  return [...catalogProviders(), ...localServers.map((s) => s.provider), CUSTOM];
+}
+
+/**
+ * What was meant by a model id not in the catalog: the id two edits away at most, else the
+ * first ids containing what was typed.
+ */
+export function suggestModels(typed: string, ids: readonly string[]): string[] {
+  const close = closestName(typed, ids);
+  if (close) return [close];
+  const lower = typed.toLowerCase();
+  return ids.filter((id) => id.toLowerCase().includes(lower)).slice(0, 5);
+}
+
+export type LocalServer = (typeof localServers)[number];
+
+/** A local server that answered, with the models it serves. */
+export interface FoundServer {
+  server: LocalServer;
+  models: string[];
+}
+
+/**
+ * The models an OpenAI-compatible server lists at `<baseUrl>/models`, or undefined when it does
+ * not answer in time (core's discoverLocalModel asks the same way but keeps only the first).
+ */
+export async function listServerModels(
+  baseUrl: string,
+  timeoutMs = 400,
+  apiKey?: string,
+): Promise<string[] | undefined> {
+  try {
+    const response = await fetch(`${baseUrl.replace(/\/+$/, "")}/models`, {
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(apiKey ? { headers: { authorization: `Bearer ${apiKey}` } } : {}),
+    });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as { data?: Array<{ id?: unknown }> };
+    return (body.data ?? []).flatMap((m) => (typeof m.id === "string" ? [m.id] : []));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The local Ollama and LM Studio that answer with at least one model. */
+export async function findLocalServers(): Promise<FoundServer[]> {
+  const found = await Promise.all(
+    localServers.map(async (server) => ({
+      server,
+      models: await listServerModels(server.baseUrl),
+    })),
+  );
+  return found.flatMap((f) =>
+    f.models && f.models.length > 0 ? [{ server: f.server, models: f.models }] : [],
+  );
+}
