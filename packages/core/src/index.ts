@@ -40,7 +40,14 @@ export {
 } from "./logging/redact.js";
 export { createMcpManager, type McpManager } from "./mcp/create-mcp-manager.js";
 export type { McpServerStatus } from "./mcp/types.js";
-export { type ResolvedModel, resolveModel } from "./model/resolve-model.js";
+// What `guppy config` shows: the provider key variables and the local server that answers.
+export {
+  discoverLocalModel,
+  envKeyName,
+  localServers,
+  type ResolvedModel,
+  resolveModel,
+} from "./model/resolve-model.js";
 export {
   type ConcurrencyLimiter,
   createConcurrencyLimiter,

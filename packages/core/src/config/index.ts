@@ -11,6 +11,8 @@ export {
 export {
   describeConfig,
   kebab,
+  type LoadedEnvFile,
+  maskSecret,
   resolveHome,
   withAppSettings,
 } from "./load-config.js";

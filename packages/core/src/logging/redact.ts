@@ -15,8 +15,17 @@ export interface Secret {
  * model repeated, becomes `[redacted: <name>]`.
  */
 export interface Redactor {
-  /** Whether there is anything to redact (no secrets: every method returns its input). */
+  /**
+   * Whether there is anything to redact (no secrets: every method returns its input). Users
+   * may read it once: a redactor made with no secrets stays a pass-through for them even after
+   * `add`.
+   */
   readonly active: boolean;
+  /**
+   * Redacts one more secret from now on: a key that changed while guppy runs (guppy.env edited
+   * under a running gateway). One too short or already known is ignored, as at creation.
+   */
+  add(secret: Secret): void;
   text(s: string): string;
   /** `v` with every string in it redacted; `v` itself when nothing changed (never mutated). */
   value<T>(v: T): T;
@@ -49,8 +58,8 @@ export const MIN_SECRET_CHARS = 8;
 export function createRedactor(secrets: readonly Secret[]): Redactor {
   const patterns: Secret[] = [];
   const seen = new Set<string>();
-  for (const { name, value } of secrets) {
-    if (value.length < MIN_SECRET_CHARS || seen.has(value)) continue;
+  const add = ({ name, value }: Secret): void => {
+    if (value.length < MIN_SECRET_CHARS || seen.has(value)) return;
     seen.add(value);
     patterns.push({ name, value });
     // As it appears inside a JSON string (the log files are JSON lines).
@@ -59,13 +68,13 @@ export function createRedactor(secrets: readonly Secret[]): Redactor {
       seen.add(escaped);
       patterns.push({ name, value: escaped });
     }
-  }
-  // A secret that contains another is replaced whole.
-  patterns.sort((a, b) => b.value.length - a.value.length);
-  const active = patterns.length > 0;
+    // A secret that contains another is replaced whole.
+    patterns.sort((a, b) => b.value.length - a.value.length);
+  };
+  for (const secret of secrets) add(secret);
 
   const text = (s: string): string => {
-    if (!active) return s;
+    if (patterns.length === 0) return s;
     let out = s;
     for (const { name, value } of patterns) {
       if (out.includes(value)) out = out.split(value).join(`[redacted: ${name}]`);
@@ -73,7 +82,7 @@ export function createRedactor(secrets: readonly Secret[]): Redactor {
     return out;
   };
 
-  const value = <T>(v: T): T => (active ? (redactValue(v, text) as T) : v);
+  const value = <T>(v: T): T => (patterns.length > 0 ? (redactValue(v, text) as T) : v);
 
   /** Length of the longest tail of `s` that is the start of a secret (and not a whole one). */
   const heldTail = (s: string): number => {
@@ -104,13 +113,13 @@ export function createRedactor(secrets: readonly Secret[]): Redactor {
   };
 
   const splitSecret = (piece: string, side: "start" | "end"): number =>
-    active ? (side === "end" ? heldTail(piece) : heldHead(piece)) : 0;
+    patterns.length > 0 ? (side === "end" ? heldTail(piece) : heldHead(piece)) : 0;
 
   const stream = (): TextStream => {
     let pending = "";
     return {
       push(piece) {
-        if (!active) return piece;
+        if (patterns.length === 0 && pending === "") return piece;
         const all = text(pending + piece);
         const held = heldTail(all);
         pending = all.slice(all.length - held);
@@ -124,7 +133,16 @@ export function createRedactor(secrets: readonly Secret[]): Redactor {
     };
   };
 
-  return { active, text, value, stream, splitSecret };
+  return {
+    get active() {
+      return patterns.length > 0;
+    },
+    add,
+    text,
+    value,
+    stream,
+    splitSecret,
+  };
 }
 
 /** A copy of `v` with `text` applied to every string, sharing what did not change. */

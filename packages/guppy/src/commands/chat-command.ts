@@ -25,6 +25,7 @@ import type { ThreadClient } from "../terminal/thread-client.js";
 import { createLocalThread } from "./chat-local-thread.js";
 import { chatSessionHolder, lockChatSession, sessionOpenError } from "./chat-session-lock.js";
 import { type ChatStop, watchStopSignals } from "./chat-stop-signals.js";
+import { withLiveKey } from "./live-key.js";
 import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
 
 /**
@@ -129,7 +130,7 @@ async function runHere(
   // Before the model is looked for: a second chat on the session is told at once.
   const unlock = lockChatSession(dirs, threadId, session);
   try {
-    const resolved = await resolveModel(config);
+    const resolved = withLiveKey(await resolveModel(config), config);
     const redactor = createCliRedactor(config, resolved, existingApiToken(config));
     const logger = redactLogger(
       createLineLogger({ level: config.debug ? "debug" : "warn" }),
