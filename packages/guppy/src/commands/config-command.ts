@@ -18,10 +18,10 @@ import { realEnvironment } from "./live-key.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 /**
- * `guppy config`: every key, its effective value (secrets masked) and where it came from; the
- * files read (settings.json, guppy.env), the provider key variables set (masked) and the local
- * server that answers; then where the tools run (the sandbox) and which tools each channel and
- * role is offered.
+ * `guppy config`: every key, its effective value (secrets masked) and where it came from; where
+ * the tools run (the sandbox) and which tools each channel and role is offered; then the files
+ * read (settings.json, guppy.env), the provider key variables set (masked) and the local server
+ * that answers.
  */
 export async function configCommand(args: CliArgs): Promise<number> {
   rejectExtraArguments(args, "guppy config");
@@ -36,6 +36,8 @@ export async function configCommand(args: CliArgs): Promise<number> {
       `${row.key.padEnd(keyWidth)}  ${row.env.padEnd(envWidth)}  ${row.value}  (${sourceLabel(row.source)})\n`,
     );
   }
+  for (const line of sandboxLines(config)) process.stdout.write(`${line}\n`);
+  for (const line of toolSetLines(config)) process.stdout.write(`${line}\n`);
   for (const line of fileLines(config)) process.stdout.write(`${line}\n`);
   for (const line of providerKeyLines(config)) process.stdout.write(`${line}\n`);
   const found = await local;
@@ -44,8 +46,6 @@ export async function configCommand(args: CliArgs): Promise<number> {
       ? `local server: ${serverName(found.provider)} at ${found.baseUrl} (model ${found.modelId})\n`
       : `local server: none answering (${localServers.map((s) => `${s.name} ${s.baseUrl}`).join(", ")})\n`,
   );
-  for (const line of sandboxLines(config)) process.stdout.write(`${line}\n`);
-  for (const line of toolSetLines(config)) process.stdout.write(`${line}\n`);
   return ExitCode.ok;
 }
 

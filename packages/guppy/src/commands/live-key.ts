@@ -133,9 +133,10 @@ export function withLiveKey(resolved: ResolvedModel, config: GuppyConfig): Resol
         }),
       },
     );
+    const secrets = configuredSecrets({ ...config, apiKey }, next);
     return {
       apiKey: next.apiKey,
-      secrets: configuredSecrets({ ...config, apiKey }, next),
+      secrets: secrets.filter((s, i) => secrets.findIndex((t) => t.value === s.value) === i),
     };
   };
   return live;
