@@ -29,14 +29,15 @@ export function realEnvironment(): NodeJS.ProcessEnv {
 
 /**
  * Puts guppy.env's variables (`values`) into process.env for the names the real environment
- * lacks (unset or blank, as loadConfig reads it), in place of those an earlier call put.
+ * lacks (unset or blank, as loadConfig reads it), in place of those an earlier call put. Not
+ * GUPPY_HOME: the file is found through the home, so it cannot move it (loadConfig warns).
  */
 export function applyEnvFile(values: Readonly<Record<string, string>>): void {
   const real = realEnvironment();
   for (const [name, value] of injected) if (process.env[name] === value) delete process.env[name];
   injected.clear();
   for (const [name, value] of Object.entries(values)) {
-    if (isSet(real[name]) || value.trim() === "") continue;
+    if (name === "GUPPY_HOME" || isSet(real[name]) || value.trim() === "") continue;
     process.env[name] = value;
     injected.set(name, value);
   }

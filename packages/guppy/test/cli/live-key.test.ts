@@ -50,12 +50,14 @@ describe("live-key: guppy.env followed by a running process", () => {
 
   it("puts guppy.env's variables into process.env below the real ones, and takes them out again", () => {
     process.env.REAL_ONE = "from-env";
-    applyEnvFile({ REAL_ONE: "from-file", FILE_ONE: "x", BLANK: " " });
+    delete process.env.GUPPY_HOME;
+    applyEnvFile({ REAL_ONE: "from-file", FILE_ONE: "x", BLANK: " ", GUPPY_HOME: "/elsewhere" });
     expect([process.env.REAL_ONE, process.env.FILE_ONE, process.env.BLANK]).toEqual([
       "from-env",
       "x",
       undefined,
     ]);
+    expect(process.env.GUPPY_HOME).toBeUndefined();
     expect(realEnvironment().FILE_ONE).toBeUndefined();
     applyEnvFile({ REAL_ONE: "from-file" });
     expect([process.env.REAL_ONE, process.env.FILE_ONE]).toEqual(["from-env", undefined]);
