@@ -19,7 +19,9 @@ export const commandHelp: Record<string, string> = {
                                     sandbox, port and disk, one line each (--fix: repair permissions)`,
   usage: `  guppy usage [--days N] [--by day|thread|model] [--json]
                                     tokens and cost of every model request, totalled`,
-  config: `  guppy config                      print the effective configuration (secrets masked)`,
+  config: `  guppy config                      print the effective configuration (secrets masked) and
+                                    each value's source (flag, env, guppy.env, settings); the
+                                    files read, provider keys set (masked), the local server`,
   init: `  guppy init                        create GUPPY_HOME with settings.json, memory, identity and skills files`,
   skills: `  guppy skills [--thread A:C:T]     list the skills a thread sees and where each comes from`,
   events: `  guppy events list                 scheduled events: id, type, target, schedule, next run
