@@ -11,6 +11,7 @@ export {
 export {
   describeConfig,
   kebab,
+  type LoadedEnvFile,
   maskSecret,
   resolveHome,
   withAppSettings,

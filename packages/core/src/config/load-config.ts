@@ -3,6 +3,7 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { toolPolicyValue } from "../tools/tool-policy.js";
 import { ConfigError } from "./config-error.js";
+import { ENV_FILE, readEnvFile } from "./env-file.js";
 import { maskUrlCredentials } from "./mask-url-credentials.js";
 import { parseJsoncFile } from "./parse-jsonc-file.js";
 import { closestName, isRawValue, type RawValue } from "./setting-parsers.js";
@@ -14,17 +15,32 @@ import {
   settingsSchema,
 } from "./settings-schema.js";
 
-export type ConfigSource = "flag" | "env" | "settings" | "default" | "unset";
+/**
+ * Where a value came from: a flag, the real environment, `<home>/guppy.env` ("envFile"),
+ * settings.json, the default, or nowhere.
+ */
+export type ConfigSource = "flag" | "env" | "envFile" | "settings" | "default" | "unset";
+
+/** `<home>/guppy.env` as read: its path and its variables (all of them, not only guppy's). */
+export interface LoadedEnvFile {
+  path: string;
+  values: Readonly<Record<string, string>>;
+}
 
 export interface GuppyConfig extends ConfigValues {
   /** GUPPY_HOME: the data directory. */
   home: string;
   homeSource: ConfigSource;
   settingsPath: string;
+  /**
+   * `<home>/guppy.env`, the one place for keys: read below the real environment and above
+   * settings.json. Its other variables (ANTHROPIC_API_KEY, ...) are the app's to use.
+   */
+  envFile: LoadedEnvFile;
   /** Every setting read: core's schema and the app's (LoadConfigOptions.settings). */
   settings: SettingDefinitions;
   sources: Record<string, ConfigSource>;
-  /** Non-fatal findings (unknown settings.json keys). */
+  /** Non-fatal findings (unknown settings.json keys, guppy.env lines that are not KEY=value). */
   warnings: string[];
 }
 
@@ -33,6 +49,7 @@ export type ConfigWith<S extends SettingDefinitions> = GuppyConfig & SettingValu
 
 // biome-ignore lint/complexity/noBannedTypes: no settings beyond core's
 export interface LoadConfigOptions<S extends SettingDefinitions = {}> {
+  /** The real environment (default process.env): it beats guppy.env. */
   env?: NodeJS.ProcessEnv;
   /** Command-line flags, already mapped to config keys. */
   flags?: Partial<Record<string, RawValue>>;
@@ -71,7 +88,11 @@ export function resolveHome(options: { home?: string; env?: NodeJS.ProcessEnv })
   return isAbsolute(expanded) ? expanded : resolve(expanded);
 }
 
-/** Precedence: flags > environment > <home>/settings.json > defaults. Throws ConfigError. */
+/**
+ * Precedence: flags > environment > <home>/guppy.env > <home>/settings.json > defaults. The home
+ * itself comes only from --home or the real GUPPY_HOME (guppy.env is found through it). Throws
+ * ConfigError.
+ */
 // biome-ignore lint/complexity/noBannedTypes: no settings beyond core's
 export function loadConfig<S extends SettingDefinitions = {}>(
   options: LoadConfigOptions<S> = {},
@@ -82,7 +103,13 @@ export function loadConfig<S extends SettingDefinitions = {}>(
   const home = resolveHome({ home: options.home, env });
   const settingsPath = join(home, "settings.json");
   const fileSettings = readSettingsFile(settingsPath);
-  const warnings: string[] = [];
+  const envFile = readEnvFileOf(home);
+  const warnings: string[] = [...envFile.problems];
+  if (nonEmpty(envFile.values.GUPPY_HOME) !== undefined) {
+    warnings.push(
+      `GUPPY_HOME in ${envFile.path} is ignored: guppy.env is read from the data directory, so that comes only from --home or GUPPY_HOME in the environment.`,
+    );
+  }
   for (const key of Object.keys(fileSettings)) {
     if (key === "home") {
       warnings.push(
@@ -113,6 +140,7 @@ export function loadConfig<S extends SettingDefinitions = {}>(
     // A settings.json-only setting (no variable) has no flag either.
     const flag = def.env ? options.flags?.[key] : undefined;
     const envRaw = def.env ? nonEmpty(env[def.env]) : undefined;
+    const envFileRaw = def.env ? nonEmpty(envFile.values[def.env]) : undefined;
     const fileRaw = fileSettings[key];
     let source: ConfigSource;
     let raw: unknown;
@@ -122,6 +150,9 @@ export function loadConfig<S extends SettingDefinitions = {}>(
     } else if (envRaw !== undefined) {
       source = "env";
       raw = envRaw;
+    } else if (envFileRaw !== undefined) {
+      source = "envFile";
+      raw = envFileRaw;
     } else if (fileRaw !== undefined && fileRaw !== null && fileRaw !== "") {
       source = "settings";
       raw = fileRaw;
@@ -137,11 +168,15 @@ export function loadConfig<S extends SettingDefinitions = {}>(
           ? def.parse(raw.join(","))
           : { ok: false as const, expected: def.parse.expected };
     if (!parsed.ok && parsed.problem) {
-      throw new ConfigError(`Invalid setting in ${settingsPath}: ${parsed.problem}`);
+      const where =
+        source === "envFile"
+          ? `Invalid variable ${def.env} in ${envFile.path}`
+          : `Invalid setting in ${settingsPath}`;
+      throw new ConfigError(`${where}: ${parsed.problem}`);
     }
     if (!parsed.ok) {
       throw new ConfigError(
-        `${describeOrigin(key, def, source, settingsPath)} is ${describeValue(raw, def)}: expected ${parsed.expected}.`,
+        `${describeOrigin(key, def, source, settingsPath, envFile.path)} is ${describeValue(raw, def)}: expected ${parsed.expected}.`,
       );
     }
     values[key] = parsed.value;
@@ -155,6 +190,7 @@ export function loadConfig<S extends SettingDefinitions = {}>(
     home,
     homeSource,
     settingsPath,
+    envFile: { path: envFile.path, values: envFile.values },
     settings,
     sources,
     warnings,
@@ -166,9 +202,11 @@ function describeOrigin(
   def: SettingDefinition,
   source: ConfigSource,
   settingsPath: string,
+  envFilePath: string,
 ): string {
   if (source === "flag") return `Invalid command-line option --${kebab(key)}`;
   if (source === "env") return `Invalid environment variable ${def.env}`;
+  if (source === "envFile") return `Invalid variable ${def.env} in ${envFilePath}`;
   return `Invalid setting "${key}" in ${settingsPath}`;
 }
 
@@ -183,6 +221,16 @@ function describeValue(raw: unknown, def: SettingDefinition): string {
       ? "an object"
       : `a ${typeof raw}`;
   return `${kind} (a secret, not shown)`;
+}
+
+/** `<home>/guppy.env`; one that cannot be read is a ConfigError naming it. */
+function readEnvFileOf(home: string): LoadedEnvFile & { problems: string[] } {
+  const path = join(home, ENV_FILE);
+  try {
+    return { path, ...readEnvFile(path) };
+  } catch (error) {
+    throw new ConfigError(`Cannot read ${path}: ${(error as Error).message}`);
+  }
 }
 
 function readSettingsFile(path: string): Record<string, unknown> {

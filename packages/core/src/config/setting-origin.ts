@@ -1,3 +1,5 @@
+import { dirname, join } from "node:path";
+import { ENV_FILE } from "./env-file.js";
 import { type ConfigSource, kebab } from "./load-config.js";
 import { maskUrlCredentials } from "./mask-url-credentials.js";
 import { type SettingDefinitions, settingsSchema } from "./settings-schema.js";
@@ -6,6 +8,8 @@ import { type SettingDefinitions, settingsSchema } from "./settings-schema.js";
 export interface SettingOrigins {
   sources?: Partial<Record<string, ConfigSource>>;
   settingsPath?: string;
+  /** `<home>/guppy.env` (default: beside settingsPath). */
+  envFile?: { path: string };
   /** The settings `key` is one of (default: core's schema). */
   settings?: SettingDefinitions;
 }
@@ -19,7 +23,8 @@ function definition(key: string, settings: SettingDefinitions = settingsSchema) 
 /**
  * A setting and its value as a message names them, by where the value came from:
  * `--api=openai-completions`, `GUPPY_API=openai-completions` or
- * `"api": "openai-completions" in /home/me/.guppy/settings.json` (the environment variable when
+ * `"api": "openai-completions" in /home/me/.guppy/settings.json` or
+ * `GUPPY_API=openai-completions in /home/me/.guppy/guppy.env` (the environment variable when
  * the source is not known). A secret's value is never shown.
  */
 export function settingWithValue(key: string, value: unknown, origins: SettingOrigins): string {
@@ -30,6 +35,7 @@ export function settingWithValue(key: string, value: unknown, origins: SettingOr
     return `"${key}": ${shown} in ${origins.settingsPath ?? "settings.json"}`;
   }
   const shown = def.secret ? "(secret)" : maskUrlCredentials(String(value));
+  if (source === "envFile") return `${def.env}=${shown} in ${envFilePath(origins)}`;
   return source === "flag" ? `--${kebab(key)}=${shown}` : `${def.env}=${shown}`;
 }
 
@@ -38,4 +44,9 @@ export function settingPlaces(key: string, settings?: SettingDefinitions): strin
   const def = definition(key, settings);
   if (!def.env) return `"${key}" in settings.json`;
   return `${def.env} (--${kebab(key)}, "${key}" in settings.json)`;
+}
+
+function envFilePath(origins: SettingOrigins): string {
+  if (origins.envFile) return origins.envFile.path;
+  return origins.settingsPath ? join(dirname(origins.settingsPath), ENV_FILE) : ENV_FILE;
 }

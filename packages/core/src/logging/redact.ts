@@ -15,8 +15,17 @@ export interface Secret {
  * model repeated, becomes `[redacted: <name>]`.
  */
 export interface Redactor {
-  /** Whether there is anything to redact (no secrets: every method returns its input). */
+  /**
+   * Whether there is anything to redact (no secrets: every method returns its input). Users
+   * may read it once: a redactor made with no secrets stays a pass-through for them even after
+   * `add`.
+   */
   readonly active: boolean;
+  /**
+   * Redacts one more secret from now on: a key that changed while guppy runs (guppy.env edited
+   * under a running gateway). One too short or already known is ignored, as at creation.
+   */
+  add(secret: Secret): void;
   text(s: string): string;
   /** `v` with every string in it redacted; `v` itself when nothing changed (never mutated). */
   value<T>(v: T): T;
@@ -79,8 +88,10 @@ export function createRedactor(
     const current = live();
     if (current === lastLive) return;
     lastLive = current;
-    build([...secrets, ...current]);
+    build([...secrets, ...added, ...current]);
   };
+  /** Secrets learnt while running (a key changed in guppy.env: `add`). */
+  const added: Secret[] = [];
   build(secrets);
   sync();
   let active = patterns.length > 0;
@@ -142,7 +153,7 @@ export function createRedactor(
     return {
       push(piece) {
         refresh();
-        if (!active) return piece;
+        if (!active && pending === "") return piece;
         const all = text(pending + piece);
         const held = heldTail(all);
         pending = all.slice(all.length - held);
@@ -160,6 +171,11 @@ export function createRedactor(
     get active() {
       refresh();
       return active;
+    },
+    add(secret: Secret) {
+      added.push(secret);
+      build([...secrets, ...added, ...(lastLive ?? [])]);
+      active = patterns.length > 0;
     },
     text,
     value,

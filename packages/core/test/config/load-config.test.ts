@@ -72,6 +72,75 @@ describe("loadConfig", () => {
     expect(c.sources.maxToolRounds).toBe("settings");
   });
 
+  describe("<home>/guppy.env", () => {
+    const envFile = (text: string) => writeFileSync(join(home, "guppy.env"), text);
+
+    it("sits below the real environment and above settings.json", () => {
+      settings('{"model": "anthropic/claude-sonnet-4-5", "maxTokens": 1000, "maxToolRounds": 7}');
+      envFile("GUPPY_MODEL=openai/gpt-4o\nGUPPY_MAX_TOKENS=2000\nexport GUPPY_MAX_TOOL_ROUNDS=8\n");
+      const env = { GUPPY_HOME: home, GUPPY_MAX_TOKENS: "3000" };
+      const c = loadConfig({ env, flags: { maxToolRounds: "9" } });
+      // The real environment beats guppy.env; a flag beats both.
+      expect(c.maxTokens).toBe(3000);
+      expect(c.sources.maxTokens).toBe("env");
+      expect(c.maxToolRounds).toBe(9);
+      expect(c.sources.maxToolRounds).toBe("flag");
+      // guppy.env beats settings.json.
+      expect(c.model).toBe("openai/gpt-4o");
+      expect(c.sources.model).toBe("envFile");
+      expect(c.envFile).toEqual({
+        path: join(home, "guppy.env"),
+        values: {
+          GUPPY_MODEL: "openai/gpt-4o",
+          GUPPY_MAX_TOKENS: "2000",
+          GUPPY_MAX_TOOL_ROUNDS: "8",
+        },
+      });
+      const row = describeConfig(c).find((r) => r.key === "model");
+      expect(row?.source).toBe("envFile");
+    });
+
+    it("a blank real variable does not hide guppy.env's, and a blank line of it does not hide settings.json's", () => {
+      settings('{"maxToolRounds": 7}');
+      envFile("GUPPY_MAX_TOKENS=2000\nGUPPY_MAX_TOOL_ROUNDS=\n");
+      const c = loadConfig({ env: { GUPPY_HOME: home, GUPPY_MAX_TOKENS: " " } });
+      expect([c.maxTokens, c.sources.maxTokens]).toEqual([2000, "envFile"]);
+      expect([c.maxToolRounds, c.sources.maxToolRounds]).toEqual([7, "settings"]);
+    });
+
+    it("keeps other variables (provider keys) for the app, and reads no home from it", () => {
+      envFile("ANTHROPIC_API_KEY=sk-ant-0123456789\nGUPPY_HOME=/elsewhere\n");
+      const c = loadConfig({ env: { GUPPY_HOME: home } });
+      expect(c.home).toBe(home);
+      expect(c.envFile.values.ANTHROPIC_API_KEY).toBe("sk-ant-0123456789");
+      expect(c.warnings).toEqual([
+        `GUPPY_HOME in ${join(home, "guppy.env")} is ignored: guppy.env is read from the data directory, so that comes only from --home or GUPPY_HOME in the environment.`,
+      ]);
+    });
+
+    it("warns about a line that is not KEY=value, naming the file and the line", () => {
+      envFile("# keys\nGUPPY_MAX_TOKENS=2000\nnot a setting\n");
+      const c = loadConfig({ env: { GUPPY_HOME: home } });
+      expect(c.maxTokens).toBe(2000);
+      expect(c.warnings).toEqual([
+        `${join(home, "guppy.env")} line 3: expected KEY=value, got "not a setting"`,
+      ]);
+    });
+
+    it("names guppy.env as the origin of a bad value, never showing a secret", () => {
+      envFile("GUPPY_MAX_TOKENS=lots\n");
+      expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
+        new ConfigError(
+          `Invalid variable GUPPY_MAX_TOKENS in ${join(home, "guppy.env")} is "lots": expected an integer ≥ 1.`,
+        ),
+      );
+      envFile("TELEGRAM_BOT_TOKEN=12345:abc def ghi\n");
+      expect(() => loadConfig({ env: { GUPPY_HOME: home } })).toThrow(
+        /^Invalid variable TELEGRAM_BOT_TOKEN in .*guppy\.env is a string \(a secret, not shown\)/,
+      );
+    });
+  });
+
   it("--home beats GUPPY_HOME", () => {
     const c = loadConfig({ env: { GUPPY_HOME: "/nonexistent" }, home });
     expect(c.home).toBe(home);

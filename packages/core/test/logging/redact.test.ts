@@ -24,6 +24,29 @@ describe("createRedactor", () => {
     expect(createRedactor([{ name: "X", value: "short" }]).active).toBe(false);
   });
 
+  it("redacts a secret added later (a key changed while guppy runs), in text and streams", () => {
+    const live = createRedactor([{ name: "OPENAI_API_KEY", value: KEY }]);
+    const NEW = "sk-new-key-9876543210zyx";
+    const open = live.stream();
+    expect(open.push(`old ${KEY} new ${NEW.slice(0, 6)}`)).toBe(
+      `old [redacted: OPENAI_API_KEY] new ${NEW.slice(0, 6)}`,
+    );
+    live.add({ name: "OPENAI_API_KEY", value: NEW });
+    live.add({ name: "TOO_SHORT", value: "abc" });
+    expect(live.text(`new ${NEW}, old ${KEY}, short abc`)).toBe(
+      "new [redacted: OPENAI_API_KEY], old [redacted: OPENAI_API_KEY], short abc",
+    );
+    const later = live.stream();
+    expect(
+      later.push(`x ${NEW.slice(0, 10)}`) + later.push(`${NEW.slice(10)} y`) + later.end(),
+    ).toBe("x [redacted: OPENAI_API_KEY] y");
+    // One made with nothing to redact becomes active with its first secret.
+    const empty = createRedactor([]);
+    expect(empty.active).toBe(false);
+    empty.add({ name: "K", value: NEW });
+    expect([empty.active, empty.text(NEW)]).toEqual([true, "[redacted: K]"]);
+  });
+
   it("catches a secret as it appears inside a JSON string", () => {
     const odd = createRedactor([{ name: "ODD", value: 'pa"ss\\word-123' }]);
     expect(odd.text(JSON.stringify({ v: 'x pa"ss\\word-123 y' }))).toBe(

@@ -27,7 +27,9 @@ export const commandHelp: Record<string, string> = {
                                     instead of an API key: prints the address to open, reads the
                                     code pasted back; saved in <home>/auth.json`,
   logout: `  guppy logout <provider>           remove that sign-in from <home>/auth.json`,
-  config: `  guppy config                      print the effective configuration (secrets masked)`,
+  config: `  guppy config                      print the effective configuration (secrets masked) and
+                                    each value's source (flag, env, guppy.env, settings); the
+                                    files read, provider keys set (masked), the local server`,
   init: `  guppy init                        create GUPPY_HOME with settings.json, memory, identity and skills files`,
   skills: `  guppy skills [--thread A:C:T]     list the skills a thread sees and where each comes from`,
   events: `  guppy events list                 scheduled events: id, type, target, schedule, next run

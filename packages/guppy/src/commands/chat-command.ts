@@ -25,6 +25,7 @@ import type { ThreadClient } from "../terminal/thread-client.js";
 import { createLocalThread } from "./chat-local-thread.js";
 import { chatSessionHolder, lockChatSession, sessionOpenError } from "./chat-session-lock.js";
 import { type ChatStop, watchStopSignals } from "./chat-stop-signals.js";
+import { withLiveKey } from "./live-key.js";
 import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
 import { chatModelOrSetup } from "./setup-offer.js";
 
@@ -134,7 +135,10 @@ async function runHere(
     // No model configured: a local server, else (on a terminal) `guppy setup` offered.
     const ready = await chatModelOrSetup(args, config, args.message === undefined);
     config = ready.config;
-    const resolved = await resolveModel(config, ready.discover ? { discover: ready.discover } : {});
+    const resolved = withLiveKey(
+      await resolveModel(config, ready.discover ? { discover: ready.discover } : {}),
+      config,
+    );
     const redactor = createCliRedactor(config, resolved, existingApiToken(config));
     const logger = redactLogger(
       createLineLogger({ level: config.debug ? "debug" : "warn" }),

@@ -29,6 +29,7 @@ import type { CliArgs } from "../cli/parse-cli-args.js";
 import { createGatewayLogger, describeEventBusReport } from "../gateway/gateway-logger.js";
 import { createIdleCollector } from "../gateway/idle-collect.js";
 import { heldByChat } from "./chat-session-lock.js";
+import { withLiveKey } from "./live-key.js";
 import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
 import { createThreadRunners } from "./thread-runners.js";
 
@@ -43,7 +44,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
   const config = loadCliConfig(args);
   // Once, before anything starts: a sandbox that cannot work here stops the start (ConfigError).
   const { sandbox: sandboxConfig, notice: sandboxNotice } = resolveSandbox(config);
-  const resolved = await resolveModel(config);
+  // The key asked again at each request when guppy.env can change it (live-key.ts).
+  const resolved = withLiveKey(await resolveModel(config), config);
   // Every secret guppy holds, taken out of what it logs, stores and sends (a key a tool printed);
   // the HTTP API's token too, generated now at a first start so that it is among them.
   const redactor = createCliRedactor(config, resolved, apiTokenToRedact(config));

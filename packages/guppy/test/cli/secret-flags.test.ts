@@ -15,7 +15,7 @@ describe("secrets given as flags", () => {
     const warnings = result.stderr.split("\n").filter((l) => l.includes("(ps)"));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(
-      /^guppy: warning: --api-key, --api-token can be read by anyone on this machine \(ps\) while guppy runs: set GUPPY_API_KEY, GUPPY_API_TOKEN in the environment instead, e\.g\. as KEY=value lines in .*guppy\.env/,
+      /^guppy: warning: --api-key, --api-token can be read by anyone on this machine \(ps\) while guppy runs: set GUPPY_API_KEY, GUPPY_API_TOKEN as KEY=value lines in .*guppy\.env \(chmod 600; every guppy command reads it, a running gateway follows it\), in the environment, or in settings\.json instead\.$/,
     );
     // The warning names the flags, never their values.
     expect(result.stderr).not.toContain("test-key-0123456789abcdef");
