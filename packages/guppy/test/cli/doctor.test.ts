@@ -10,7 +10,9 @@ const BAD_KEY = "wrong-key-4f7a";
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
-describe("guppy doctor", () => {
+// Each test runs guppy doctor up to three times, each a process, a model request and a bwrap
+// probe: generous on a loaded machine.
+describe("guppy doctor", { timeout: 120_000 }, () => {
   let llm: MockLlm;
   const homes: Array<ReturnType<typeof tempHome>> = [];
   const home = () => {
@@ -167,6 +169,69 @@ describe("guppy doctor", () => {
       expect(bad.stdout).not.toContain("123:bad");
       expect(bad.code).toBe(1);
       expect(seen).toEqual(["/bot123:good/getMe", "/bot123:bad/getMe"]);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("checks Slack's two tokens (auth.test, apps.connections.open) and Discord's (users/@me)", async () => {
+    const { createServer } = await import("node:http");
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      const auth = req.headers.authorization ?? "";
+      seen.push(`${req.method} ${req.url} ${auth.replace(/ .*-(good|bad)$/, " $1")}`);
+      const good = auth.endsWith("-good");
+      const body =
+        req.url === "/discord/users/@me"
+          ? good
+            ? { id: "1", username: "guppy" }
+            : { message: "401: Unauthorized", code: 0 }
+          : good
+            ? { ok: true, user: "guppy", team: "Home" }
+            : { ok: false, error: "invalid_auth" };
+      res.writeHead(req.url?.startsWith("/discord") && !good ? 401 : 200, {
+        "content-type": "application/json",
+      });
+      res.end(JSON.stringify(body));
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const address = server.address();
+    const root = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+    const apis = { SLACK_API_URL: `${root}/slack/`, DISCORD_API_URL: `${root}/discord` };
+    try {
+      const dir = home();
+      const good = await doctor(dir, {
+        ...apis,
+        SLACK_BOT_TOKEN: "xoxb-good",
+        SLACK_APP_TOKEN: "xapp-good",
+        DISCORD_BOT_TOKEN: "d-good",
+      });
+      expect(good.stdout).toMatch(/^✓ slack: bot @guppy in Home accepted both tokens$/m);
+      expect(good.stdout).toMatch(/^✓ discord: the bot token is accepted$/m);
+      expect(good.code).toBe(0);
+      const bad = await doctor(dir, {
+        ...apis,
+        SLACK_BOT_TOKEN: "xoxb-good",
+        SLACK_APP_TOKEN: "xapp-bad",
+        DISCORD_BOT_TOKEN: "d-bad",
+      });
+      expect(bad.stdout).toMatch(
+        /^✗ slack: the app token was refused \(apps\.connections\.open: invalid_auth\) — fix: .*SLACK_APP_TOKEN$/m,
+      );
+      expect(bad.stdout).toMatch(
+        /^✗ discord: the bot token was refused \(401\) — fix: .*DISCORD_BOT_TOKEN$/m,
+      );
+      expect(bad.code).toBe(1);
+      expect(seen.sort()).toEqual(
+        [
+          "GET /discord/users/@me Bot good",
+          "GET /discord/users/@me Bot bad",
+          "POST /slack/auth.test Bearer good",
+          "POST /slack/auth.test Bearer good",
+          "POST /slack/apps.connections.open Bearer good",
+          "POST /slack/apps.connections.open Bearer bad",
+        ].sort(),
+      );
     } finally {
       await new Promise((r) => server.close(r));
     }

@@ -45,7 +45,7 @@ function script(request: ChatCompletionRequest): FixtureResponse {
   return { content: "hello" };
 }
 
-describe("files guppy writes are its owner's alone (umask 077)", () => {
+describe("files guppy writes are its owner's alone (umask 077)", { timeout: 120_000 }, () => {
   let llm: MockLlm;
   let umask: number;
   const homes: Array<ReturnType<typeof tempHome>> = [];
