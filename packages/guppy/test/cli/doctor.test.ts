@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/free-port.js";
 import { type MockLlm, startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
+import { startServe } from "../serve/serve-harness.js";
 
 /** A key a provider would refuse; the mock refuses every request for the model `refusing`. */
 const BAD_KEY = "wrong-key-4f7a";
@@ -234,6 +235,31 @@ describe("guppy doctor", { timeout: 120_000 }, () => {
       );
     } finally {
       await new Promise((r) => server.close(r));
+    }
+  });
+
+  it("finds this home's running gateway answering, and the port taken when another home's gateway holds it", async () => {
+    const dir = home();
+    const serve = await startServe(dir, llm.env("openai-completions"));
+    try {
+      const r = await doctor(dir);
+      expect(r.stdout).toContain(
+        `✓ HTTP: the gateway of this home (pid ${serve.child.pid}) answers at ${serve.url}\n`,
+      );
+      expect(r.code).toBe(0);
+      // Another home on the same port: taken, and by a guppy gateway.
+      const port = new URL(serve.url).port;
+      const other = await doctor(home(), { GUPPY_HTTP_PORT: port });
+      expect(other.stdout).toMatch(
+        new RegExp(
+          `^✗ HTTP: 127\\.0\\.0\\.1:${port} is taken by another home's guppy gateway — fix: `,
+          "m",
+        ),
+      );
+      expect(other.code).toBe(1);
+    } finally {
+      serve.child.kill("SIGTERM");
+      await serve.exited;
     }
   });
 });
