@@ -10,4 +10,5 @@ export {
 } from "./descriptor-budget.js";
 export { readJsonl } from "./jsonl.js";
 export { lockByPid, lockHolder, pidAlive } from "./pid-lock.js";
+export { makeFilesPrivate, userUmask } from "./private-files.js";
 export { writeFileAtomic } from "./write.js";

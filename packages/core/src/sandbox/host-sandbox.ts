@@ -4,6 +4,7 @@ import { existsSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { findEnvKeys, getProviders } from "@mariozechner/pi-ai";
 import { secretEnvNames, settingsSchema } from "../config/settings-schema.js";
+import { userUmask } from "../fs/private-files.js";
 import { envKeyName } from "../model/resolve-model.js";
 import {
   createOutputCapture,
@@ -162,7 +163,7 @@ export function execTracked(
 
     const tagValue = randomUUID();
     const tag = `GUPPY_EXEC_TAG=${tagValue}`;
-    const spec = spawnOf(tagValue);
+    const spec = withUserUmask(spawnOf(tagValue));
     const child = spawn(spec.file, spec.args, {
       cwd: options.cwd,
       env: { ...spec.env, GUPPY_EXEC_TAG: tagValue },
@@ -289,4 +290,21 @@ export function toolEnv(
   const kept: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(env)) if (!withheld.has(name)) kept[name] = value;
   return kept;
+}
+
+/**
+ * `spec` started under the user's own umask (see `userUmask`) rather than guppy's 077: through
+ * `sh -c 'umask "$0" && exec "$@"'`, which sets it and becomes the process (same pid, so the
+ * tree's tracking and kill are unchanged). Node's spawn takes no umask, and changing the
+ * process's own around a spawn would also loosen the files its I/O threads create meanwhile.
+ * A `docker exec` keeps the container's umask: the client's is not passed on.
+ */
+export function withUserUmask(spec: TrackedSpawn, umask = userUmask()): TrackedSpawn {
+  if (umask === undefined) return spec;
+  const octal = umask.toString(8).padStart(4, "0");
+  return {
+    ...spec,
+    file: "/bin/sh",
+    args: ["-c", 'umask "$0" && exec "$@"', octal, spec.file, ...spec.args],
+  };
 }

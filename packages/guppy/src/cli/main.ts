@@ -1,3 +1,4 @@
+import { makeFilesPrivate } from "@guppy/core/fs";
 import { ExitCode, reportError, UsageError } from "./cli-error.js";
 import { commandHelpText, helpText } from "./help-text.js";
 import { outputFailed } from "./output-errors.js";
@@ -20,10 +21,12 @@ const commands: Record<string, Command> = {
   invite: async (a) => (await import("../commands/access-commands.js")).inviteCommand(a),
   login: async (a) => (await import("../commands/login-command.js")).loginCommand(a),
   logout: async (a) => (await import("../commands/login-command.js")).logoutCommand(a),
+  doctor: async (a) => (await import("../commands/doctor-command.js")).doctorCommand(a),
 };
 
 /** Dispatches a command; each command module is loaded only when used. */
 export async function main(argv: string[]): Promise<void> {
+  makeFilesPrivate(); // every file guppy writes is 600, every directory 700 (docs: permissions)
   // `guppy config | head` closes the pipe early: that is not an error worth a stack trace.
   for (const name of ["stdout", "stderr"] as const) {
     process[name].on("error", (error: NodeJS.ErrnoException) => outputFailed(name, error));

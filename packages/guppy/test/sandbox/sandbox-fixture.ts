@@ -36,7 +36,7 @@ export function sandboxHome(): SandboxHome {
   const base = existsSync("/var/tmp") ? "/var/tmp" : tmpdir();
   const userHome = mkdtempSync(join(base, "guppy-sandbox-home-"));
   const home = join(userHome, ".guppy");
-  mkdirSync(home, { recursive: true });
+  mkdirSync(home, { recursive: true, mode: 0o700 }); // as guppy makes it: a looser one is warned about
   const secretFile = join(userHome, "secret.txt");
   writeFileSync(secretFile, `${SECRET}\n`);
   const settingsFile = join(home, "settings.json");
