@@ -18,6 +18,7 @@ export { maskUrlCredentials } from "./mask-url-credentials.js";
 export { parseJsoncFile } from "./parse-jsonc-file.js";
 export {
   booleanValue,
+  closestName,
   hostValue,
   integerValue,
   listValue,

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { booleanValue, kebab } from "@guppy/core/config";
+import { booleanValue, closestName, kebab } from "@guppy/core/config";
 import { allSettings } from "../channels/registry.js";
 import { UsageError } from "./cli-error.js";
 
@@ -82,11 +82,15 @@ export function globalOptions(): Options {
 export function parseCliArgs(argv: string[]): CliArgs {
   const options = globalOptions();
   const { rest, booleans } = takeBooleanFlags(argv, options);
-  const strictParse = (known: Options) => {
+  const strictParse = (known: Options, command?: string) => {
     try {
       return parseArgs({ args: rest, options: known, allowPositionals: true, strict: true });
     } catch (error) {
-      throw new UsageError(`${(error as Error).message.split("\n")[0]} (see guppy --help)`);
+      const first = (error as Error).message.split("\n")[0] ?? "";
+      const hint = unknownOptionHint(first, known, command);
+      // With a hint, parseArgs' advice on positionals that start with "-" is beside the point.
+      const line = hint ? `${first.slice(0, first.indexOf("'.") + 2)}${hint}` : first;
+      throw new UsageError(`${line} (see guppy --help)`);
     }
   };
   const everyCommandOption: Options = Object.assign({}, ...Object.values(commandOptions));
@@ -96,7 +100,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
   const values = parsed.values as Record<string, string | boolean | undefined>;
   // Parsed again with this command's flags alone, for parseArgs' own "Unknown option" line.
   const foreign = Object.keys(values).some((name) => !(name in options) && !(name in own));
-  if (foreign) strictParse({ ...options, ...own });
+  if (foreign) strictParse({ ...options, ...own }, command);
   const flags: Record<string, string | boolean> = {};
   for (const name of Object.keys(own)) {
     const v = values[name];
@@ -126,6 +130,24 @@ export function parseCliArgs(argv: string[]): CliArgs {
     help: values.help === true,
     version: values.version === true,
   };
+}
+
+/**
+ * What follows parseArgs' "Unknown option '--modle'." line: the closest flag `command` takes
+ * (its own, the settings', --no-X of an on/off one), or the commands whose flag it is.
+ */
+function unknownOptionHint(message: string, known: Options, command?: string): string {
+  const name = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
+  if (name === undefined) return "";
+  const owners = Object.keys(commandOptions).filter((c) =>
+    Object.hasOwn(commandOptions[c] ?? {}, name),
+  );
+  if (owners.length > 0 && command !== undefined && !owners.includes(command)) {
+    return ` --${name} is an option of ${owners.map((c) => `guppy ${c}`).join(" and ")}, not of guppy ${command}.`;
+  }
+  const names = [...Object.keys(known), ...[...booleanFlags.keys()].flatMap((f) => [f, `no-${f}`])];
+  const hint = closestName(name, names);
+  return hint === undefined ? "" : ` Did you mean --${hint}?`;
 }
 
 /**
