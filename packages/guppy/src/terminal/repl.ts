@@ -6,13 +6,14 @@ import {
   BRACKETED_PASTE_OFF,
   BRACKETED_PASTE_ON,
   createPromptAssembler,
+  isPlainExit,
 } from "./prompt-assembler.js";
 import { createSpinner } from "./spinner.js";
 import { statusText } from "./status-text.js";
 import type { ThreadClient } from "./thread-client.js";
 
 const slashHelp =
-  "/new  start a fresh conversation\n/compact  summarise the older part of the context now\n/status  model, context, tokens, cost\n/exit  quit";
+  "/new  start a fresh conversation\n/compact  summarise the older part of the context now\n/status  model, context, tokens, cost\n/exit  quit (so do exit and quit)";
 
 /**
  * The interactive terminal: reads prompts, sends them to the thread, renders its events.
@@ -133,6 +134,8 @@ export async function runRepl(
         continue;
       }
       const lineCount = input.split("\n").length;
+      // Typed alone, `exit` and `quit` leave, as in a shell: nobody means them as a prompt.
+      if (lineCount === 1 && isPlainExit(input)) break;
       if (lineCount === 1 && input.trim().startsWith("/")) {
         const text = input.trim();
         const command = text.split(/\s+/)[0];
