@@ -112,11 +112,13 @@ export function createChatRenderer(deps: {
         break;
       }
       case "compaction":
+        // A /compact's own: the command's report says what it did, once (describeCompaction).
+        if (event.reason === "manual") break;
         spinner.stop();
         line(
           event.method === "summary"
             ? styles.dim(
-                `  (context compacted: ${event.removedMessages} older messages summarised, ~${event.tokensBefore} → ~${event.tokensAfter} tokens)`,
+                `  (context compacted: summarised ${event.removedMessages} older messages, ~${n(event.tokensBefore)} → ~${n(event.tokensAfter)} tokens)`,
               )
             : styles.red(
                 `  (the summary request failed: dropped the ${event.removedMessages} oldest messages to fit the context)`,
@@ -159,6 +161,8 @@ export function createChatRenderer(deps: {
     }
   };
 }
+
+const n = (x: number) => Math.round(x).toLocaleString("en-US");
 
 export function summarizeArgs(tool: string, args: unknown): string {
   if (args === null || typeof args !== "object") return "";

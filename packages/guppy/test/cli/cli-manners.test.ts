@@ -91,6 +91,31 @@ describe("exit and quit at the chat prompt", () => {
     expect(userMessages()).toEqual(["hello"]);
   });
 
+  it("/compact reports once, in words that fit what it did", async () => {
+    const count = (text: string, part: string) => text.split(part).length - 1;
+    const short = await runCli(["chat", "--session", "compact-none"], {
+      env: env(),
+      input: "/compact\n/exit\n",
+    });
+    expect(short.code).toBe(0);
+    expect(count(short.stdout, "Nothing to compact yet: the conversation fits")).toBe(1);
+
+    const some = { ...env(), GUPPY_COMPACT_KEEP_TOKENS: "0" };
+    for (const text of ["one", "two"]) {
+      expect(
+        (await runCli(["chat", "--session", "compact-some", "-m", text], { env: some })).code,
+      ).toBe(0);
+    }
+    const r = await runCli(["chat", "--session", "compact-some"], {
+      env: some,
+      input: "/compact\n/exit\n",
+    });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/Summarised \d+ older messages/);
+    expect(count(r.stdout, "Summarised")).toBe(1);
+    expect(r.stdout).not.toContain("context compacted");
+  });
+
   it("exit inside a longer prompt is part of it", async () => {
     const r = await runCli(["chat", "--session", "inside"], {
       env: env(),
