@@ -1,5 +1,5 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import {
   createLineLogger,
   createStore,
@@ -8,7 +8,7 @@ import {
   routeConsoleTo,
   type Store,
 } from "@guppy/core";
-import { threadDirOf } from "@guppy/core/thread-layout";
+import { threadDirOf, WORKSPACE_DIR } from "@guppy/core/thread-layout";
 import { API_TOKEN_FILE, existingApiToken } from "../channels/http/api-token.js";
 import { type GatewayAddress, readGatewayFile } from "../channels/http/gateway-file.js";
 import type { AppConfig } from "../channels/registry.js";
@@ -39,14 +39,22 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   if (args.message?.trim() === "") throw new UsageError("-m needs a non-empty message.");
   const threadId = sessionThreadId(args.session);
   const session = args.session ?? "default";
+  const workspace = workspaceFlag(args);
   const config = loadCliConfig(args);
   // Where the session's thread is (its lock, the gateway's event stream): nothing with a secret
   // in it is written before the model is known, so the store (and its redactor) comes then.
   const dirs: ThreadDirs = { threadDir: (id) => threadDirOf(config.home, id) };
   const gateway = readGatewayFile(config.home);
-  const opened =
-    (gateway && (await attach(gateway, config, dirs, threadId, session))) ||
-    (await runHere(config, dirs, threadId, session));
+  const attached = gateway && (await attach(gateway, config, dirs, threadId, session));
+  if (attached && workspace !== undefined) {
+    // The gateway's runner of this thread is its own, shared with the thread's other clients;
+    // a folder sent over its API would be a new power for whoever holds the API token.
+    await attached.thread.close();
+    throw new UsageError(
+      `--workspace needs the chat to run its thread itself, but guppy serve (pid ${gateway.pid}) runs the threads of ${config.home}: stop it, or chat without --workspace`,
+    );
+  }
+  const opened = attached || (await runHere(config, dirs, threadId, session, workspace));
   const { thread, explain } = opened;
   const stop = watchStopSignals(
     () => thread.abort(),
@@ -58,7 +66,11 @@ export async function chatCommand(args: CliArgs): Promise<number> {
       code = await runOnce(thread, args.message, config.debug, explain, stop);
     } else {
       const { runRepl } = await import("../terminal/repl.js");
-      code = await runRepl(thread, { explainError: explain, stop: stop.signal });
+      code = await runRepl(thread, {
+        explainError: explain,
+        stop: stop.signal,
+        workspace: workspace ?? join(dirs.threadDir(threadId), WORKSPACE_DIR),
+      });
     }
     return stop.exitCode() ?? code;
   } finally {
@@ -125,6 +137,7 @@ async function runHere(
   dirs: ThreadDirs,
   threadId: string,
   session: string,
+  workspaceDir: string | undefined,
 ): Promise<OpenedThread> {
   // Before the model is looked for: a second chat on the session is told at once.
   const unlock = lockChatSession(dirs, threadId, session);
@@ -138,7 +151,15 @@ async function runHere(
     // A provider's malformed chunk, printed raw by its SDK: the run's error says what failed.
     routeConsoleTo(logger, "debug");
     const store = createStore({ home: config.home, logger, redactor });
-    const thread = createLocalThread({ threadId, config, resolved, store, logger, redactor });
+    const thread = createLocalThread({
+      threadId,
+      config,
+      resolved,
+      store,
+      logger,
+      redactor,
+      ...(workspaceDir ? { workspaceDir } : {}),
+    });
     const errors = createModelErrorExplainer(resolved.model.baseUrl);
     await thread.start();
     return { thread, explain: errors.explain, unlock, close: errors.close };
@@ -146,6 +167,24 @@ async function runHere(
     unlock();
     throw error;
   }
+}
+
+/** `--workspace DIR` as an absolute path, once it is known to be a directory. */
+function workspaceFlag(args: CliArgs): string | undefined {
+  const given = args.flags.workspace;
+  if (given === undefined) return undefined;
+  if (typeof given !== "string" || given.trim() === "") {
+    throw new UsageError("--workspace needs a directory: guppy chat --workspace DIR");
+  }
+  const dir = resolve(given);
+  let isDir: boolean;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    throw new UsageError(`--workspace ${given}: there is no such directory (${dir})`);
+  }
+  if (!isDir) throw new UsageError(`--workspace ${given}: ${dir} is not a directory`);
+  return dir;
 }
 
 async function runOnce(

@@ -10,6 +10,7 @@ import {
 } from "./prompt-assembler.js";
 import { createSpinner } from "./spinner.js";
 import { statusText } from "./status-text.js";
+import { terminalSafe } from "./terminal-safe.js";
 import type { ThreadClient } from "./thread-client.js";
 
 const slashHelp =
@@ -27,6 +28,8 @@ export async function runRepl(
   options: {
     explainError?: (message: string) => string;
     stop?: AbortSignal;
+    /** The folder the thread's tools work in, named under the banner. */
+    workspace?: string;
   } = {},
 ): Promise<number> {
   const { explainError, stop } = options;
@@ -86,6 +89,7 @@ export async function runRepl(
   }
 
   out.write(styles.dim(`guppy · ${thread.modelRef} · ${thread.threadId} · /help for commands\n`));
+  if (options.workspace) out.write(styles.dim(`workspace ${terminalSafe(options.workspace)}\n`));
   let armedExit = false;
 
   const onInterrupt = () => {
