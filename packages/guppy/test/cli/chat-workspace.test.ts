@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type MockLlm, startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
 import { call, scenarioScript, toolResults } from "../sandbox/sandbox-fixture.js";
+import { startServe } from "../serve/serve-harness.js";
 
 /**
  * `guppy chat --workspace DIR`: the tools work in DIR (bash starts there, writes land there),
@@ -90,6 +91,25 @@ describe("guppy chat --workspace", () => {
     });
     expect(own.stdout.split("\n")[1]).toBe(`workspace ${ownWorkspace("banner")}`);
   });
+
+  it("refuses --workspace in one line when a gateway runs the home's threads", async () => {
+    const gatewayHome = tempHome();
+    const s = await startServe(gatewayHome.home, llm.env("openai-completions"));
+    try {
+      const r = await runCli(["chat", "-m", "hi", "--workspace", dir], {
+        env: cleanEnv({ ...llm.env("openai-completions"), GUPPY_HOME: gatewayHome.home }),
+      });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toBe(
+        `guppy: --workspace needs the chat to run its thread itself, but guppy serve (pid ${s.child.pid}) runs the threads of ${gatewayHome.home}: stop it, or chat without --workspace\n`,
+      );
+      expect(llm.requests()).toHaveLength(0);
+    } finally {
+      s.child.kill("SIGTERM");
+      await s.exited;
+      gatewayHome.cleanup();
+    }
+  }, 60_000);
 
   it("refuses a DIR that is missing or not a directory in one line, before any request", async () => {
     const missing = join(dir, "nope");
