@@ -16,8 +16,9 @@ import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { sessionThreadId } from "../cli/session-thread-id.js";
-import { createStyles } from "../terminal/ansi.js";
+import { colorEnabled, createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
+import { renderMarkdown } from "../terminal/markdown-ansi.js";
 import { createModelErrorExplainer } from "../terminal/model-connection-error.js";
 import { createSpinner } from "../terminal/spinner.js";
 import { terminalSafeText } from "../terminal/terminal-safe.js";
@@ -169,6 +170,12 @@ async function runHere(
   }
 }
 
+/** An answer for a terminal: no control sequences; Markdown rendered when colour is on. */
+function forTerminal(text: string): string {
+  const safe = terminalSafeText(text);
+  return colorEnabled(process.stdout) ? renderMarkdown(safe, createStyles(true)) : safe;
+}
+
 /** `--workspace DIR` as an absolute path, once it is known to be a directory. */
 function workspaceFlag(args: CliArgs): string | undefined {
   const given = args.flags.workspace;
@@ -211,9 +218,10 @@ async function runOnce(
   // SIGHUP and SIGTERM: see chat-stop-signals.ts.
   const onSigint = () => thread.abort();
   process.on("SIGINT", onSigint);
-  // The answer as it is for a pipe or a file; to a terminal, as text (no control sequences).
+  // The answer as it is for a pipe or a file (byte for byte); to a terminal, as text (no control
+  // sequences) with its Markdown rendered where colour is on.
   const answer = (text: string) =>
-    process.stdout.write(`${process.stdout.isTTY ? terminalSafeText(text) : text}\n`);
+    process.stdout.write(`${process.stdout.isTTY ? forTerminal(text) : text}\n`);
   try {
     const result = await thread.prompt(text);
     switch (result.stopReason) {

@@ -40,6 +40,10 @@ export async function runRepl(
     styles,
     spinner: createSpinner(out, Boolean(out.isTTY), styles),
     liveOutput: Boolean(out.isTTY),
+    // Markdown where there are styles to show it with: a terminal, NO_COLOR unset.
+    ...(colorEnabled(out)
+      ? { markdown: { size: () => ({ columns: out.columns, rows: out.rows }) } }
+      : {}),
     ...(explainError ? { explainError } : {}),
   });
   const unsubscribe = thread.subscribe(render);
