@@ -31,10 +31,11 @@ export function createMarkdownStream(options: {
   const commit = (cut: number) => {
     const done = pending.slice(0, cut);
     const rest = pending.slice(cut);
+    // A terminal that does not say its size (0: a pseudo-terminal nobody sized) is taken as 80×24.
     const { columns, rows } = options.size();
-    if (!asItCame && columns && columns > 0) {
-      const up = rowsOf(pending, columns) - 1;
-      if (up < (rows ?? 24)) {
+    if (!asItCame) {
+      const up = rowsOf(pending, columns || 80) - 1;
+      if (up < (rows || 24)) {
         write(`${up > 0 ? `\x1b[${up}A` : ""}\r\x1b[J`);
         write(renderMarkdown(done, styles));
         write(rest);
