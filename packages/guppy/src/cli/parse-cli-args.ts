@@ -87,14 +87,24 @@ export function parseCliArgs(argv: string[]): CliArgs {
       return parseArgs({ args: rest, options: known, allowPositionals: true, strict: true });
     } catch (error) {
       const first = (error as Error).message.split("\n")[0] ?? "";
-      const hint = unknownOptionHint(first, known, command);
+      const hint = unknownOptionHint(first, command);
       // With a hint, parseArgs' advice on positionals that start with "-" is beside the point.
       const line = hint ? `${first.slice(0, first.indexOf("'.") + 2)}${hint}` : first;
       throw new UsageError(`${line} (see guppy --help)`);
     }
   };
   const everyCommandOption: Options = Object.assign({}, ...Object.values(commandOptions));
-  const parsed = strictParse({ ...options, ...everyCommandOption });
+  // The command as far as it can be told before the flags are known: a hint offers its flags.
+  const guessed = parseArgs({
+    args: rest,
+    options: { ...options, ...everyCommandOption },
+    allowPositionals: true,
+    strict: false,
+  }).positionals[0];
+  const parsed = strictParse(
+    { ...options, ...everyCommandOption },
+    guessed !== undefined && Object.hasOwn(commandOptions, guessed) ? guessed : undefined,
+  );
   const command = parsed.positionals[0];
   const own = (command !== undefined ? commandOptions[command] : undefined) ?? {};
   const values = parsed.values as Record<string, string | boolean | undefined>;
@@ -136,7 +146,7 @@ export function parseCliArgs(argv: string[]): CliArgs {
  * What follows parseArgs' "Unknown option '--modle'." line: the closest flag `command` takes
  * (its own, the settings', --no-X of an on/off one), or the commands whose flag it is.
  */
-function unknownOptionHint(message: string, known: Options, command?: string): string {
+function unknownOptionHint(message: string, command?: string): string {
   const name = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
   if (name === undefined) return "";
   const owners = Object.keys(commandOptions).filter((c) =>
@@ -145,7 +155,12 @@ function unknownOptionHint(message: string, known: Options, command?: string): s
   if (owners.length > 0 && command !== undefined && !owners.includes(command)) {
     return ` --${name} is an option of ${owners.map((c) => `guppy ${c}`).join(" and ")}, not of guppy ${command}.`;
   }
-  const names = [...Object.keys(known), ...[...booleanFlags.keys()].flatMap((f) => [f, `no-${f}`])];
+  const own = command !== undefined ? Object.keys(commandOptions[command] ?? {}) : [];
+  const names = [
+    ...Object.keys(globalOptions()),
+    ...own,
+    ...[...booleanFlags.keys()].flatMap((f) => [f, `no-${f}`]),
+  ];
   const hint = closestName(name, names);
   return hint === undefined ? "" : ` Did you mean --${hint}?`;
 }

@@ -88,6 +88,9 @@ describe("each command's own flags", () => {
     expect(() => parseCliArgs(["chat", "--frobnicate"])).toThrow(
       /^Unknown option '--frobnicate'\. To specify a positional .* \(see guppy --help\)$/,
     );
+    // Only the command's own flags are offered: --fx is not taken for doctor's --fix in a chat.
+    expect(() => parseCliArgs(["chat", "--fx"])).toThrow(/^Unknown option '--fx'\. To specify/);
+    expect(() => parseCliArgs(["doctor", "--fx"])).toThrow("Did you mean --fix?");
     // Another command's flag: whose it is, not a guess.
     expect(() => parseCliArgs(["chat", "--fix"])).toThrow(
       "Unknown option '--fix'. --fix is an option of guppy doctor, not of guppy chat. (see guppy --help)",
