@@ -187,7 +187,8 @@ export function closestName(unknown: string, keys: readonly string[]): string | 
   return best?.key;
 }
 
-function editDistance(a: string, b: string): number {
+/** Levenshtein distance: the fewest inserts, deletions and substitutions from `a` to `b`. */
+export function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, i) => i);
   for (let i = 1; i <= a.length; i++) {
     let prev = row[0] ?? 0;

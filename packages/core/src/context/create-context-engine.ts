@@ -209,7 +209,11 @@ export function createContextEngine(options: ContextEngineOptions): ContextEngin
         ? Math.min(keepable, Math.floor(tokens.reduce((a, b) => a + b, 0) / 2))
         : keepable;
     const cut = chooseCut(rest, tokens, keep);
-    if (cut === 0) return { compacted: false, reason: "nothing older than the current turn" };
+    if (cut === 0)
+      return {
+        compacted: false,
+        reason: "the conversation fits, and its recent messages are kept word for word",
+      };
     const summaryUsage: Usage[] = [];
     const result = await summarise({
       model,

@@ -3,6 +3,7 @@ import { getOAuthProvider } from "@mariozechner/pi-ai/oauth";
 import { ConfigError } from "../config/config-error.js";
 import type { GuppyConfig } from "../config/load-config.js";
 import { type SettingOrigins, settingPlaces, settingWithValue } from "../config/setting-origin.js";
+import { editDistance } from "../config/setting-parsers.js";
 import type { WireApi } from "../config/settings-schema.js";
 import { type OAuthSession, openOAuthSession } from "./oauth-key.js";
 
@@ -85,9 +86,13 @@ export async function resolveModel(
   }
   const catalogued = (getModels(provider as never) as Model<Api>[]).find((m) => m.id === modelId);
   if (!catalogued) {
-    const some = (getModels(provider as never) as Model<Api>[]).slice(0, 5).map((m) => m.id);
+    const ids = (getModels(provider as never) as Model<Api>[]).map((m) => m.id);
+    const close = closestModelId(modelId, ids);
+    const known = close
+      ? `did you mean "${provider}/${close}"?`
+      : `e.g. ${ids.slice(0, 5).join(", ")}`;
     throw new ConfigError(
-      `Model "${modelId}" is not in pi-ai's catalog for ${provider} (e.g. ${some.join(", ")}); to use it anyway set GUPPY_BASE_URL to the provider's endpoint.`,
+      `Model "${modelId}" is not in pi-ai's catalog for ${provider} (${known}); to use it anyway set GUPPY_BASE_URL to the provider's endpoint.`,
     );
   }
   const model: Model<Api> = {
@@ -267,4 +272,29 @@ export async function discoverLocalModel(
   const results = await Promise.allSettled(probes);
   for (const r of results) if (r.status === "fulfilled") return r.value;
   return undefined;
+}
+
+/**
+ * The catalog id `typed` most likely meant: a typo of a whole id, or of its beginning (an id
+ * typed without its date or version suffix, `claude-sonnet-4-5` for `claude-sonnet-4-5-20250929`),
+ * the whole id winning a tie. Undefined when none is within about one edit in five characters.
+ */
+export function closestModelId(typed: string, ids: readonly string[]): string | undefined {
+  const t = typed.toLowerCase();
+  const allowed = Math.max(2, Math.ceil(t.length / 5));
+  let best: { id: string; score: number } | undefined;
+  for (const id of ids) {
+    const lower = id.toLowerCase();
+    const whole = editDistance(t, lower);
+    const start = lower.length > t.length ? editDistance(t, lower.slice(0, t.length)) + 0.5 : whole;
+    const score = Math.min(whole, start);
+    // Equal scores: the shorter id (the alias rather than a dated snapshot).
+    if (
+      score <= allowed &&
+      (!best || score < best.score || (score === best.score && id.length < best.id.length))
+    ) {
+      best = { id, score };
+    }
+  }
+  return best?.id;
 }

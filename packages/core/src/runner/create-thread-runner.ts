@@ -63,14 +63,23 @@ export interface ThreadRunnerOptions {
    * one): a subagent's is its parent's, so it works on the same files under the same rules.
    */
   workspaceThreadId?: string;
+  /**
+   * A directory the tools work in instead of the thread's own workspace (`guppy chat
+   * --workspace DIR`): bash starts there, the system prompt names it, and under bubblewrap it is
+   * bound read-write (as an extra mount: the file tools' policy grants it too). An absolute path.
+   */
+  workspaceDir?: string;
 }
 
 /** Everything a thread needs to run: its tools (bound to its workspace), system prompt and runner. */
 export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
   const { threadId, config, store, resolved } = options;
   const workThread = options.workspaceThreadId ?? threadId;
-  const workspaceDir = store.workspaceDir(workThread);
-  const sandboxConfig = options.sandboxConfig ?? { type: "host" };
+  const workspaceDir = options.workspaceDir ?? store.workspaceDir(workThread);
+  const sandboxConfig = withWorkspaceMount(
+    options.sandboxConfig ?? { type: "host" },
+    options.workspaceDir,
+  );
   const sandbox =
     options.sandbox ??
     createSandbox(sandboxConfig, {
@@ -197,6 +206,12 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     baseStreamFn: options.baseStreamFn,
     timeStamp: (now) => timeStamp(now, config.timezone),
   });
+}
+
+/** `config` whose bubblewrap view also binds `dir` read-write (host and docker: as they are). */
+function withWorkspaceMount(config: SandboxConfig, dir: string | undefined): SandboxConfig {
+  if (dir === undefined || config.type !== "bwrap") return config;
+  return { ...config, mounts: [...config.mounts, { path: dir, access: "rw" }] };
 }
 
 /** `web_search` when a search provider is configured (the app's own services win). */

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config-error.js";
 import { MIN_CONTEXT_WINDOW } from "../../src/config/settings-schema.js";
 import {
+  closestModelId,
   DEFAULT_CUSTOM_CONTEXT_WINDOW,
   discoverLocalModel,
   noModelMessage,
@@ -74,6 +75,21 @@ describe("resolveModel", () => {
     } finally {
       if (saved !== undefined) process.env.ANTHROPIC_API_KEY = saved;
     }
+  });
+
+  it("suggests the closest catalog id for a mistyped model, in one line", async () => {
+    const typo = resolveModel({ model: "openai/gpt-4o-mnii", apiKey: "k" }, { discover: none });
+    await expect(typo).rejects.toThrow(
+      /^Model "gpt-4o-mnii" is not in pi-ai's catalog for openai \(did you mean "openai\/gpt-4o-mini"\?\); to use it anyway set GUPPY_BASE_URL to the provider's endpoint\.$/,
+    );
+    // A typo, and an id cut short of its date: the catalog's ids meant.
+    const ids = getModels("anthropic").map((m) => m.id);
+    expect(closestModelId("claude-sonet-4-5", ids)).toBe("claude-sonnet-4-5");
+    expect(closestModelId("claude-haiku-4-5-2025", ids)).toBe("claude-haiku-4-5-20251001");
+    // Nothing close: a few ids as examples instead.
+    await expect(
+      resolveModel({ model: "openai/zzzzzzzzzz", apiKey: "k" }, { discover: none }),
+    ).rejects.toThrow(/\(e\.g\. [^)]+\)/);
   });
 
   it("rejects an unknown provider or model with one line and a way out", async () => {

@@ -215,7 +215,7 @@ describe("thread actor", () => {
       expect(before.messages).toBe(8);
       expect(before.compactions).toBe(0);
       const report = await reportOf(o.compact(t.handle.threadId));
-      expect(report).toMatch(/^Compacted: \d+ messages summarised/);
+      expect(report).toMatch(/^Summarised \d+ older messages?\b.*~[\d,]+ → ~[\d,]+ tokens/);
       const after = o.status(t.handle.threadId);
       expect(after.compactions).toBe(1);
       expect(after.messages).toBeLessThan(before.messages);
@@ -225,7 +225,7 @@ describe("thread actor", () => {
       const { o, id } = await h.threadWithHistory("commands", { idleTimeoutMs: 40 });
       await until(() => o.counters().activeActors === 0);
 
-      expect(await reportOf(o.compact(id))).toMatch(/^Compacted:/);
+      expect(await reportOf(o.compact(id))).toMatch(/^Summarised /);
       expect(o.status(id)).toMatchObject({ state: "idle", compactions: 1 });
       await until(() => o.counters().activeActors === 0);
       expect(o.counters().loadedRunners).toBe(0);
@@ -250,7 +250,7 @@ describe("thread actor", () => {
       await new Promise((r) => setTimeout(r, 20));
       // A prompt sent meanwhile waits for the compaction instead of failing on a busy runner.
       o.send(id, { type: "prompt", text: "four", thread: t.handle });
-      expect(await compaction).toMatch(/^Compacted:/);
+      expect(await compaction).toMatch(/^Summarised /);
       await until(() => t.finals().length === 4);
       expect(t.finals()[3]).toMatchObject({ stopReason: "stop", text: "re: four" });
       expect(o.status(id)).toMatchObject({ state: "idle", compactions: 1 });
@@ -278,7 +278,7 @@ describe("thread actor", () => {
       const again = reportOf(o.compact(id));
       await new Promise((r) => setTimeout(r, 20));
       const reset = await o.reset(id);
-      expect(await again).toMatch(/^Compacted:/);
+      expect(await again).toMatch(/^Summarised /);
       expect(reset.status === "reset" ? reset.archived : undefined).toMatch(/context-.*\.jsonl$/);
       expect(o.status(id)).toMatchObject({ messages: 0, compactions: 0 });
     });
@@ -404,7 +404,7 @@ describe("thread actor", () => {
 
     it("does not compact twice for a /compact delivered again, also after a restart", async () => {
       const { o, id } = await h.threadWithHistory("compact-again");
-      expect(await reportOf(o.compact(id, "c1"))).toMatch(/^Compacted:/);
+      expect(await reportOf(o.compact(id, "c1"))).toMatch(/^Summarised /);
       expect(await reportOf(o.compact(id, "c1"))).toBe("duplicate");
       expect(o.status(id).compactions).toBe(1);
       await o.shutdown(0);

@@ -1,3 +1,4 @@
+import { closestName } from "@guppy/core/config";
 import { makeFilesPrivate } from "@guppy/core/fs";
 import { ExitCode, reportError, UsageError } from "./cli-error.js";
 import { commandHelpText, helpText } from "./help-text.js";
@@ -8,7 +9,7 @@ import { guppyVersion } from "./version.js";
 type Command = (args: CliArgs) => Promise<number>;
 
 /** Every command, loaded only when used: one line each. */
-const commands: Record<string, Command> = {
+export const commands: Record<string, Command> = {
   setup: async (a) => (await import("../commands/setup-command.js")).setupCommand(a),
   chat: async (a) => (await import("../commands/chat-command.js")).chatCommand(a),
   config: async (a) => (await import("../commands/config-command.js")).configCommand(a),
@@ -47,11 +48,17 @@ export async function main(argv: string[]): Promise<void> {
       code = ExitCode.usage;
     } else {
       const run = Object.hasOwn(commands, args.command) ? commands[args.command] : undefined;
-      if (!run) throw new UsageError(`unknown command "${args.command}" (see guppy --help)`);
+      if (!run) throw new UsageError(unknownCommand(args.command));
       code = await run(args);
     }
   } catch (error) {
     code = reportError(error, args);
   }
   process.exitCode = code;
+}
+
+/** `unknown command "chta" — did you mean "chat"?`, when one is close enough to be meant. */
+function unknownCommand(name: string): string {
+  const hint = closestName(name, [...Object.keys(commands), "help", "version"]);
+  return `unknown command "${name}"${hint ? ` — did you mean "${hint}"?` : ""} (see guppy --help)`;
 }

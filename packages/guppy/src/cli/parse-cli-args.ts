@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { booleanValue, kebab } from "@guppy/core/config";
+import { booleanValue, closestName, kebab } from "@guppy/core/config";
 import { allSettings } from "../channels/registry.js";
 import { UsageError } from "./cli-error.js";
 
@@ -82,21 +82,35 @@ export function globalOptions(): Options {
 export function parseCliArgs(argv: string[]): CliArgs {
   const options = globalOptions();
   const { rest, booleans } = takeBooleanFlags(argv, options);
-  const strictParse = (known: Options) => {
+  const strictParse = (known: Options, command?: string) => {
     try {
       return parseArgs({ args: rest, options: known, allowPositionals: true, strict: true });
     } catch (error) {
-      throw new UsageError(`${(error as Error).message.split("\n")[0]} (see guppy --help)`);
+      const first = (error as Error).message.split("\n")[0] ?? "";
+      const hint = unknownOptionHint(first, command);
+      // With a hint, parseArgs' advice on positionals that start with "-" is beside the point.
+      const line = hint ? `${first.slice(0, first.indexOf("'.") + 2)}${hint}` : first;
+      throw new UsageError(`${line} (see guppy --help)`);
     }
   };
   const everyCommandOption: Options = Object.assign({}, ...Object.values(commandOptions));
-  const parsed = strictParse({ ...options, ...everyCommandOption });
+  // The command as far as it can be told before the flags are known: a hint offers its flags.
+  const guessed = parseArgs({
+    args: rest,
+    options: { ...options, ...everyCommandOption },
+    allowPositionals: true,
+    strict: false,
+  }).positionals[0];
+  const parsed = strictParse(
+    { ...options, ...everyCommandOption },
+    guessed !== undefined && Object.hasOwn(commandOptions, guessed) ? guessed : undefined,
+  );
   const command = parsed.positionals[0];
   const own = (command !== undefined ? commandOptions[command] : undefined) ?? {};
   const values = parsed.values as Record<string, string | boolean | undefined>;
   // Parsed again with this command's flags alone, for parseArgs' own "Unknown option" line.
   const foreign = Object.keys(values).some((name) => !(name in options) && !(name in own));
-  if (foreign) strictParse({ ...options, ...own });
+  if (foreign) strictParse({ ...options, ...own }, command);
   const flags: Record<string, string | boolean> = {};
   for (const name of Object.keys(own)) {
     const v = values[name];
@@ -126,6 +140,29 @@ export function parseCliArgs(argv: string[]): CliArgs {
     help: values.help === true,
     version: values.version === true,
   };
+}
+
+/**
+ * What follows parseArgs' "Unknown option '--modle'." line: the closest flag `command` takes
+ * (its own, the settings', --no-X of an on/off one), or the commands whose flag it is.
+ */
+function unknownOptionHint(message: string, command?: string): string {
+  const name = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
+  if (name === undefined) return "";
+  const owners = Object.keys(commandOptions).filter((c) =>
+    Object.hasOwn(commandOptions[c] ?? {}, name),
+  );
+  if (owners.length > 0 && command !== undefined && !owners.includes(command)) {
+    return ` --${name} is an option of ${owners.map((c) => `guppy ${c}`).join(" and ")}, not of guppy ${command}.`;
+  }
+  const own = command !== undefined ? Object.keys(commandOptions[command] ?? {}) : [];
+  const names = [
+    ...Object.keys(globalOptions()),
+    ...own,
+    ...[...booleanFlags.keys()].flatMap((f) => [f, `no-${f}`]),
+  ];
+  const hint = closestName(name, names);
+  return hint === undefined ? "" : ` Did you mean --${hint}?`;
 }
 
 /**

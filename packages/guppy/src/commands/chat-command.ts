@@ -1,5 +1,5 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, statSync } from "node:fs";
+import { join, resolve } from "node:path";
 import {
   createLineLogger,
   createStore,
@@ -8,7 +8,7 @@ import {
   routeConsoleTo,
   type Store,
 } from "@guppy/core";
-import { threadDirOf } from "@guppy/core/thread-layout";
+import { threadDirOf, WORKSPACE_DIR } from "@guppy/core/thread-layout";
 import { API_TOKEN_FILE, existingApiToken } from "../channels/http/api-token.js";
 import { type GatewayAddress, readGatewayFile } from "../channels/http/gateway-file.js";
 import type { AppConfig } from "../channels/registry.js";
@@ -16,8 +16,9 @@ import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { sessionThreadId } from "../cli/session-thread-id.js";
-import { createStyles } from "../terminal/ansi.js";
+import { colorEnabled, createStyles } from "../terminal/ansi.js";
 import { createChatRenderer } from "../terminal/chat-renderer.js";
+import { renderMarkdown } from "../terminal/markdown-ansi.js";
 import { createModelErrorExplainer } from "../terminal/model-connection-error.js";
 import { createSpinner } from "../terminal/spinner.js";
 import { terminalSafeText } from "../terminal/terminal-safe.js";
@@ -41,14 +42,22 @@ export async function chatCommand(args: CliArgs): Promise<number> {
   if (args.message?.trim() === "") throw new UsageError("-m needs a non-empty message.");
   const threadId = sessionThreadId(args.session);
   const session = args.session ?? "default";
+  const workspace = workspaceFlag(args);
   const config = loadCliConfig(args);
   // Where the session's thread is (its lock, the gateway's event stream): nothing with a secret
   // in it is written before the model is known, so the store (and its redactor) comes then.
   const dirs: ThreadDirs = { threadDir: (id) => threadDirOf(config.home, id) };
   const gateway = readGatewayFile(config.home);
-  const opened =
-    (gateway && (await attach(gateway, config, dirs, threadId, session))) ||
-    (await runHere(config, dirs, threadId, session, args));
+  const attached = gateway && (await attach(gateway, config, dirs, threadId, session));
+  if (attached && workspace !== undefined) {
+    // The gateway's runner of this thread is its own, shared with the thread's other clients;
+    // a folder sent over its API would be a new power for whoever holds the API token.
+    await attached.thread.close();
+    throw new UsageError(
+      `--workspace needs the chat to run its thread itself, but guppy serve (pid ${gateway.pid}) runs the threads of ${config.home}: stop it, or chat without --workspace`,
+    );
+  }
+  const opened = attached || (await runHere(config, dirs, threadId, session, args, workspace));
   const { thread, explain } = opened;
   const stop = watchStopSignals(
     () => thread.abort(),
@@ -60,7 +69,11 @@ export async function chatCommand(args: CliArgs): Promise<number> {
       code = await runOnce(thread, args.message, config.debug, explain, stop);
     } else {
       const { runRepl } = await import("../terminal/repl.js");
-      code = await runRepl(thread, { explainError: explain, stop: stop.signal });
+      code = await runRepl(thread, {
+        explainError: explain,
+        stop: stop.signal,
+        workspace: workspace ?? join(dirs.threadDir(threadId), WORKSPACE_DIR),
+      });
     }
     return stop.exitCode() ?? code;
   } finally {
@@ -128,6 +141,7 @@ async function runHere(
   threadId: string,
   session: string,
   args: CliArgs,
+  workspaceDir: string | undefined,
 ): Promise<OpenedThread> {
   // Before the model is looked for: a second chat on the session is told at once.
   const unlock = lockChatSession(dirs, threadId, session);
@@ -147,7 +161,15 @@ async function runHere(
     // A provider's malformed chunk, printed raw by its SDK: the run's error says what failed.
     routeConsoleTo(logger, "debug");
     const store = createStore({ home: config.home, logger, redactor });
-    const thread = createLocalThread({ threadId, config, resolved, store, logger, redactor });
+    const thread = createLocalThread({
+      threadId,
+      config,
+      resolved,
+      store,
+      logger,
+      redactor,
+      ...(workspaceDir ? { workspaceDir } : {}),
+    });
     const errors = createModelErrorExplainer(resolved.model.baseUrl);
     await thread.start();
     return { thread, explain: errors.explain, unlock, close: errors.close };
@@ -155,6 +177,30 @@ async function runHere(
     unlock();
     throw error;
   }
+}
+
+/** An answer for a terminal: no control sequences; Markdown rendered when colour is on. */
+function forTerminal(text: string): string {
+  const safe = terminalSafeText(text);
+  return colorEnabled(process.stdout) ? renderMarkdown(safe, createStyles(true)) : safe;
+}
+
+/** `--workspace DIR` as an absolute path, once it is known to be a directory. */
+function workspaceFlag(args: CliArgs): string | undefined {
+  const given = args.flags.workspace;
+  if (given === undefined) return undefined;
+  if (typeof given !== "string" || given.trim() === "") {
+    throw new UsageError("--workspace needs a directory: guppy chat --workspace DIR");
+  }
+  const dir = resolve(given);
+  let isDir: boolean;
+  try {
+    isDir = statSync(dir).isDirectory();
+  } catch {
+    throw new UsageError(`--workspace ${given}: there is no such directory (${dir})`);
+  }
+  if (!isDir) throw new UsageError(`--workspace ${given}: ${dir} is not a directory`);
+  return dir;
 }
 
 async function runOnce(
@@ -181,9 +227,10 @@ async function runOnce(
   // SIGHUP and SIGTERM: see chat-stop-signals.ts.
   const onSigint = () => thread.abort();
   process.on("SIGINT", onSigint);
-  // The answer as it is for a pipe or a file; to a terminal, as text (no control sequences).
+  // The answer as it is for a pipe or a file (byte for byte); to a terminal, as text (no control
+  // sequences) with its Markdown rendered where colour is on.
   const answer = (text: string) =>
-    process.stdout.write(`${process.stdout.isTTY ? terminalSafeText(text) : text}\n`);
+    process.stdout.write(`${process.stdout.isTTY ? forTerminal(text) : text}\n`);
   try {
     const result = await thread.prompt(text);
     switch (result.stopReason) {

@@ -1,5 +1,5 @@
 import { rmSync } from "node:fs";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
 import {
   createConcurrencyLimiter,
   createOrchestrator,
@@ -18,6 +18,7 @@ import {
   takeOverRunningTrees,
 } from "@guppy/core/sandbox";
 import { canonicalThreadId, SUBAGENTS_DIR } from "@guppy/core/thread-layout";
+import { UsageError } from "../cli/cli-error.js";
 import {
   createListeners,
   type PromptOutcome,
@@ -36,6 +37,8 @@ export interface LocalThreadOptions {
   logger: Logger;
   /** The chat's redactor (the store's and logger's): its runner takes secrets out with it too. */
   redactor: Redactor;
+  /** `--workspace DIR`: the tools work there instead of the thread's workspace (an absolute path). */
+  workspaceDir?: string;
 }
 
 /**
@@ -53,6 +56,13 @@ export function createLocalThread(
   // Once per chat: a sandbox that cannot work here stops it (ConfigError, one line).
   const { sandbox: sandboxConfig, notice } = resolveSandbox(config);
   if (notice) process.stderr.write(`guppy: ${notice}\n`);
+  const { workspaceDir } = options;
+  if (workspaceDir && sandboxConfig.type === "docker" && !isWithin(workspaceDir, config.home)) {
+    // The container sees the home alone (mounted at /workspace): DIR would not be there.
+    throw new UsageError(
+      `--workspace ${workspaceDir} is outside ${config.home}, the one folder the docker sandbox's container sees: pick a folder inside it, or set GUPPY_SANDBOX to bwrap or host`,
+    );
+  }
   const dir = store.threadDir(threadId);
   const journal = join(dir, CHAT_INBOX_FILE);
   // One run at a time, the thread's or a subagent's (a waiting parent lends its slot).
@@ -66,6 +76,7 @@ export function createLocalThread(
     sandboxConfig,
     limiter,
     subagentJournal: join(dir, SUBAGENTS_DIR, "journal.jsonl"),
+    ...(workspaceDir ? { workspaceDir } : {}),
   });
   const orchestrator = createOrchestrator({
     store,
@@ -170,4 +181,9 @@ export function createLocalThread(
       if (orchestrator.status(threadId).queued === 0) rmSync(journal, { force: true });
     },
   };
+}
+
+function isWithin(path: string, dir: string): boolean {
+  const rel = relative(dir, path);
+  return rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !rel.startsWith(sep));
 }

@@ -33,6 +33,8 @@ export interface ThreadRunnersOptions {
   subagentJournal: string;
   /** A thread's channel handle (the `upload` tool's), where the app has channels. */
   threadHandle?: (threadId: string) => ThreadHandle | undefined;
+  /** The directory every runner's tools work in instead of their thread's workspace (`guppy chat --workspace`). */
+  workspaceDir?: string;
 }
 
 /**
@@ -67,6 +69,7 @@ export function createThreadRunners(options: ThreadRunnersOptions): {
     createThreadRunner({
       threadId,
       ...(workspaceThreadId ? { workspaceThreadId } : {}),
+      ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
       config,
       resolved,
       store,

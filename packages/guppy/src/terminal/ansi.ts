@@ -3,7 +3,10 @@ export interface Styles {
   dim(text: string): string;
   red(text: string): string;
   green(text: string): string;
+  yellow(text: string): string;
   bold(text: string): string;
+  italic(text: string): string;
+  underline(text: string): string;
   cyan(text: string): string;
 }
 
@@ -14,7 +17,10 @@ export function createStyles(enabled: boolean): Styles {
     dim: wrap(2, 22),
     red: wrap(31, 39),
     green: wrap(32, 39),
+    yellow: wrap(33, 39),
     bold: wrap(1, 22),
+    italic: wrap(3, 23),
+    underline: wrap(4, 24),
     cyan: wrap(36, 39),
   };
 }

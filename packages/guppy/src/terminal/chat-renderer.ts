@@ -1,4 +1,5 @@
 import type { Styles } from "./ansi.js";
+import { createMarkdownStream } from "./markdown-stream.js";
 import type { Spinner } from "./spinner.js";
 import { terminalSafe, terminalSafeText } from "./terminal-safe.js";
 import type { ThreadClientEvent } from "./thread-client.js";
@@ -24,6 +25,11 @@ export function createChatRenderer(deps: {
    * (cursor movement: a terminal only). Off: `tool_output` events are not shown.
    */
   liveOutput?: boolean;
+  /**
+   * Answers are rendered as Markdown (markdown-stream.ts: each block redrawn once complete) on a
+   * terminal of this size. Absent: answers are shown as written.
+   */
+  markdown?: { size: () => { columns?: number; rows?: number } };
 }): (event: ThreadClientEvent) => void {
   const { out, styles, spinner } = deps;
   const explain = deps.explainError ?? ((message: string) => message);
@@ -33,8 +39,21 @@ export function createChatRenderer(deps: {
     out.write(text);
     atLineStart = text.endsWith("\n");
   };
-  const line = (text: string) => {
+  const markdown = deps.markdown
+    ? createMarkdownStream({ write, styles, size: deps.markdown.size })
+    : undefined;
+  /** The answer's text, as it streams. */
+  const answer = (text: string) => {
+    if (markdown) markdown.push(text, atLineStart);
+    else write(text);
+  };
+  /** The answer so far is complete (a line other than the answer's comes next, or the end). */
+  const endAnswer = () => {
     flush();
+    markdown?.end();
+  };
+  const line = (text: string) => {
+    endAnswer();
     if (!atLineStart) write("\n");
     write(`${text}\n`);
   };
@@ -45,7 +64,7 @@ export function createChatRenderer(deps: {
   const flush = () => {
     const text = held;
     held = "";
-    write(text);
+    answer(text);
   };
   /** Lines of live tool output on screen, right above the cursor's line. */
   let liveLines = 0;
@@ -73,7 +92,7 @@ export function createChatRenderer(deps: {
         // What the model or a tool wrote reaches the terminal as text, never as control
         // sequences (a file a tool read could clear the screen or set the window's title).
         const text = terminalSafeText(event.delta);
-        if (shown === undefined) write(text);
+        if (shown === undefined) answer(text);
         else {
           held += text;
           if (!shown.startsWith(held.trim())) {
@@ -97,6 +116,7 @@ export function createChatRenderer(deps: {
         if (!deps.liveOutput) break;
         spinner.stop();
         clearLive();
+        endAnswer();
         if (!atLineStart) write("\n");
         const lines = event.text.split("\n");
         for (const text of lines) write(`${styles.dim(terminalSafe(`    │ ${text}`))}\n`);
@@ -112,11 +132,13 @@ export function createChatRenderer(deps: {
         break;
       }
       case "compaction":
+        // A /compact's own: the command's report says what it did, once (describeCompaction).
+        if (event.reason === "manual") break;
         spinner.stop();
         line(
           event.method === "summary"
             ? styles.dim(
-                `  (context compacted: ${event.removedMessages} older messages summarised, ~${event.tokensBefore} → ~${event.tokensAfter} tokens)`,
+                `  (context compacted: summarised ${event.removedMessages} older messages, ~${n(event.tokensBefore)} → ~${n(event.tokensAfter)} tokens)`,
               )
             : styles.red(
                 `  (the summary request failed: dropped the ${event.removedMessages} oldest messages to fit the context)`,
@@ -149,7 +171,7 @@ export function createChatRenderer(deps: {
         clearLive();
         // Posted already by the run's send_message, and shown then: not a second time.
         if (event.delivered) held = "";
-        flush();
+        endAnswer();
         shown = undefined;
         if (event.stopReason === "aborted") line(styles.dim("(stopped)"));
         else if (!atLineStart) write("\n");
@@ -159,6 +181,8 @@ export function createChatRenderer(deps: {
     }
   };
 }
+
+const n = (x: number) => Math.round(x).toLocaleString("en-US");
 
 export function summarizeArgs(tool: string, args: unknown): string {
   if (args === null || typeof args !== "object") return "";

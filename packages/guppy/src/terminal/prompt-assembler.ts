@@ -4,8 +4,16 @@ export const PASTE_END = "\x1b[201~";
 export const BRACKETED_PASTE_ON = "\x1b[?2004h";
 export const BRACKETED_PASTE_OFF = "\x1b[?2004l";
 
-/** A line that is a chat command (`/exit`, `/status now`) — not `//` or a path like `/etc/hosts`. */
-const commandLine = /^\/\w+(?:\s|$)/;
+/**
+ * A line that is a chat command (`/exit`, `/status now`) — not `//` or a path like `/etc/hosts` —
+ * or a plain `exit` / `quit`, which leave as `/exit` does.
+ */
+const commandLine = /^(?:\/\w+(?:\s|$)|\s*(?:exit|quit)\s*$)/;
+
+/** `exit` or `quit` typed alone on the line: the chat ends, as with `/exit`. */
+export function isPlainExit(text: string): boolean {
+  return /^\s*(?:exit|quit)\s*$/.test(text);
+}
 
 export interface PromptAssembler {
   /**
@@ -31,8 +39,8 @@ export interface PromptAssembler {
  * line break it goes out, otherwise its last line stays in the editor and Enter sends it all.
  * Without the markers, lines that arrived in one turn of the event loop (one chunk of input; a
  * person cannot press Enter twice within one) are one prompt, except that a command line
- * (`/exit`) ends such a group and goes out alone, so piped `hi\n/exit\n` still runs `hi`, then
- * exits. `emit` gets the text with blank lines around it and trailing whitespace removed.
+ * (`/exit`, or a plain `exit` or `quit`) ends such a group and goes out alone, so piped
+ * `hi\n/exit\n` still runs `hi`, then exits. `emit` gets the text with blank lines around it and trailing whitespace removed.
  */
 export function createPromptAssembler(options: {
   emit: (text: string) => void;

@@ -6,13 +6,15 @@ import {
   BRACKETED_PASTE_OFF,
   BRACKETED_PASTE_ON,
   createPromptAssembler,
+  isPlainExit,
 } from "./prompt-assembler.js";
 import { createSpinner } from "./spinner.js";
 import { statusText } from "./status-text.js";
+import { terminalSafe } from "./terminal-safe.js";
 import type { ThreadClient } from "./thread-client.js";
 
 const slashHelp =
-  "/new  start a fresh conversation\n/compact  summarise the older part of the context now\n/status  model, context, tokens, cost\n/exit  quit";
+  "/new  start a fresh conversation\n/compact  summarise the older part of the context now\n/status  model, context, tokens, cost\n/exit  quit (so do exit and quit)";
 
 /**
  * The interactive terminal: reads prompts, sends them to the thread, renders its events.
@@ -26,6 +28,8 @@ export async function runRepl(
   options: {
     explainError?: (message: string) => string;
     stop?: AbortSignal;
+    /** The folder the thread's tools work in, named under the banner. */
+    workspace?: string;
   } = {},
 ): Promise<number> {
   const { explainError, stop } = options;
@@ -36,6 +40,10 @@ export async function runRepl(
     styles,
     spinner: createSpinner(out, Boolean(out.isTTY), styles),
     liveOutput: Boolean(out.isTTY),
+    // Markdown where there are styles to show it with: a terminal, NO_COLOR unset.
+    ...(colorEnabled(out)
+      ? { markdown: { size: () => ({ columns: out.columns, rows: out.rows }) } }
+      : {}),
     ...(explainError ? { explainError } : {}),
   });
   const unsubscribe = thread.subscribe(render);
@@ -85,6 +93,7 @@ export async function runRepl(
   }
 
   out.write(styles.dim(`guppy · ${thread.modelRef} · ${thread.threadId} · /help for commands\n`));
+  if (options.workspace) out.write(styles.dim(`workspace ${terminalSafe(options.workspace)}\n`));
   let armedExit = false;
 
   const onInterrupt = () => {
@@ -133,6 +142,8 @@ export async function runRepl(
         continue;
       }
       const lineCount = input.split("\n").length;
+      // Typed alone, `exit` and `quit` leave, as in a shell: nobody means them as a prompt.
+      if (lineCount === 1 && isPlainExit(input)) break;
       if (lineCount === 1 && input.trim().startsWith("/")) {
         const text = input.trim();
         const command = text.split(/\s+/)[0];

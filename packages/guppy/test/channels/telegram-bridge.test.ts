@@ -278,7 +278,7 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     const count = (pattern: RegExp) => api.texts(ANN.id).filter((t) => pattern.test(t)).length;
     /** /compact's reply, whatever the compaction came to. */
     const compacted =
-      /^(Compacted|Nothing to compact|Compaction stopped|The summary request failed)/;
+      /^(Summarised|Nothing to compact yet|Compaction stopped|The summary request failed)/;
     /** A /status sent after the messages delivered again is answered after them (their order). */
     const statusAfter = async () => {
       const before = count(/^Model:/);

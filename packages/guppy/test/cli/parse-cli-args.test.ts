@@ -78,6 +78,25 @@ describe("each command's own flags", () => {
     expect(parseCliArgs(["pairing", "approve", "telegram", "C", "--owner"]).owner).toBe(true);
   });
 
+  it("suggests the closest flag the command takes for an unknown one", () => {
+    expect(() => parseCliArgs(["chat", "--modle", "openai/gpt-4o"])).toThrow(
+      "Unknown option '--modle'. Did you mean --model? (see guppy --help)",
+    );
+    expect(() => parseCliArgs(["chat", "--workspce", "/tmp"])).toThrow("Did you mean --workspace?");
+    expect(() => parseCliArgs(["usage", "--dasy", "3"])).toThrow("Did you mean --days?");
+    expect(() => parseCliArgs(["config", "--no-debgu"])).toThrow("Did you mean --no-debug?");
+    expect(() => parseCliArgs(["chat", "--frobnicate"])).toThrow(
+      /^Unknown option '--frobnicate'\. To specify a positional .* \(see guppy --help\)$/,
+    );
+    // Only the command's own flags are offered: --fx is not taken for doctor's --fix in a chat.
+    expect(() => parseCliArgs(["chat", "--fx"])).toThrow(/^Unknown option '--fx'\. To specify/);
+    expect(() => parseCliArgs(["doctor", "--fx"])).toThrow("Did you mean --fix?");
+    // Another command's flag: whose it is, not a guess.
+    expect(() => parseCliArgs(["chat", "--fix"])).toThrow(
+      "Unknown option '--fix'. --fix is an option of guppy doctor, not of guppy chat. (see guppy --help)",
+    );
+  });
+
   it("refuses another command's flag as parseArgs' unknown option", () => {
     expect(() => parseCliArgs(["chat", "--fix"])).toThrow("Unknown option '--fix'");
     expect(() => parseCliArgs(["config", "--owner"])).toThrow("Unknown option '--owner'");

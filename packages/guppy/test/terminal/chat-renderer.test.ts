@@ -36,6 +36,21 @@ describe("the chat renderer", () => {
     expect(text).toContain("    ✓ \\x1b[2J\\x1b[H\\x1b]0;PWNED\\x07\\rFAKE: all tests passed");
   });
 
+  it("leaves a /compact's own compaction to its report, and shows an automatic one", () => {
+    const compaction = (reason: "manual" | "threshold"): ThreadClientEvent => ({
+      type: "compaction",
+      method: "summary",
+      reason,
+      removedMessages: 12,
+      tokensBefore: 8400,
+      tokensAfter: 600,
+    });
+    expect(render([compaction("manual")])).toBe("");
+    expect(render([compaction("threshold")])).toBe(
+      "  (context compacted: summarised 12 older messages, ~8,400 → ~600 tokens)\n",
+    );
+  });
+
   const sent = (text: string, extra: Record<string, unknown> = {}): ThreadClientEvent[] => [
     { type: "tool_call", toolCallId: "s1", name: "send_message", args: { text, ...extra } },
     { type: "message", text },
