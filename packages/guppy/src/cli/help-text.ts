@@ -80,7 +80,7 @@ ${options}
 Roles: a chat user is an owner (every tool) or a guest (the guest tool set: no bash, no
 writing); the terminal and the HTTP API act as owner. See docs/channels.md.
 
-In chat: /new starts fresh, /status shows model, tokens and cost, /exit quits;
+In chat: /new starts fresh, /status shows model, tokens and cost, /exit (or exit, quit) quits;
 /compact summarises the older part of the conversation now;
 Ctrl+C stops the current answer, Ctrl+C twice at the prompt exits.
 `;
