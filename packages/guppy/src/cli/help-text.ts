@@ -11,7 +11,9 @@ export const commandHelp: Record<string, string> = {
   guppy setup --non-interactive --provider P [--model ID] [--api-key K] [--base-url URL]
                    [--api PROTOCOL] [--telegram-bot-token T]
                                     the same from flags (P: anthropic, openai, openrouter, google,
-                                    ollama, lmstudio, custom; a key may come from its variable)`,
+                                    ollama, lmstudio, custom; a key may come from its variable)
+  guppy setup --provider anthropic --login | --provider openai-codex | github-copilot
+                                    a subscription instead of a key: signs in (guppy login) first`,
   chat: `  guppy chat [--session NAME]       talk to guppy in the terminal
   guppy chat -m "TEXT"              one prompt; the answer alone on stdout
   guppy chat --workspace DIR        the tools work in DIR instead of the thread's own workspace`,

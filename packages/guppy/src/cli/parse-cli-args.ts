@@ -45,7 +45,11 @@ export const commandOptions: Record<string, Options> = {
   pairing: { owner: { type: "boolean" } },
   invite: { owner: { type: "boolean" } },
   chat: { workspace: { type: "string" } },
-  setup: { provider: { type: "string" }, "non-interactive": { type: "boolean" } },
+  setup: {
+    provider: { type: "string" },
+    login: { type: "boolean" },
+    "non-interactive": { type: "boolean" },
+  },
   doctor: { fix: { type: "boolean" } },
   status: { json: { type: "boolean" } },
   usage: { days: { type: "string" }, by: { type: "string" }, json: { type: "boolean" } },

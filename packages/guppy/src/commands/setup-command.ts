@@ -1,11 +1,19 @@
-import { loadConfig, localServers, resolveModel } from "@guppy/core";
+import {
+  authFilePath,
+  loadConfig,
+  localServers,
+  readAuthFile,
+  resolveModel,
+  signedInProviders,
+} from "@guppy/core";
 import { maskUrlCredentials, resolveHome } from "@guppy/core/config";
 import { type AppConfig, guppySettings } from "../channels/registry.js";
-import { ExitCode } from "../cli/cli-error.js";
+import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { AnswerCancelled, type Asker, createTerminalAsker } from "../terminal/ask.js";
 import { checkHome } from "./check-home.js";
+import { runLogin } from "./login-command.js";
 import { probeModel } from "./probe-model.js";
 import { chooseModel, type ModelChoice, type ModelQuestions } from "./setup-model.js";
 import { CUSTOM } from "./setup-providers.js";
@@ -58,6 +66,7 @@ export async function runSetup(args: CliArgs, asker: Asker | undefined): Promise
     baseUrl: stringFlag(flags.baseUrl),
     api: stringFlag(flags.api),
     apiKey: stringFlag(flags.apiKey),
+    login: args.flags.login === true,
   };
   const questions: ModelQuestions = {
     asker,
@@ -96,6 +105,7 @@ async function chooseAndTest(
 ): Promise<(ModelChoice & { provider: string }) | undefined> {
   for (;;) {
     const choice = await chooseModel(q);
+    if (choice.signIn) await signIn(choice.signIn, config.home, q);
     const problem = await testModel(choice, config, q.out);
     if (!problem) return choice;
     if (!q.asker) {
@@ -105,6 +115,25 @@ async function chooseAndTest(
     q.out(`✗ ${problem}\nAgain (Enter keeps each answer):\n`);
     q.previous = choice;
   }
+}
+
+/**
+ * A subscription's sign-in (`guppy login`'s flow) unless auth.json has one already; without a
+ * terminal it must have been made before.
+ */
+async function signIn(provider: string, home: string, q: ModelQuestions): Promise<void> {
+  if (signedInProviders(readAuthFile(home)).includes(provider)) {
+    q.out(
+      `signed in to ${provider} already (${authFilePath(home)}); guppy logout ${provider} ends it\n`,
+    );
+    return;
+  }
+  if (!q.asker) {
+    throw new UsageError(
+      `not signed in to ${provider}: run guppy login ${provider} first (it asks for a code from the browser), then guppy setup again`,
+    );
+  }
+  await runLogin(provider, { home, input: process.stdin, output: process.stdout });
 }
 
 /** One tiny request to the chosen model: undefined when it answered, else what failed. */
@@ -122,6 +151,7 @@ async function testModel(
         baseUrl: choice.baseUrl,
         api: choice.api,
         apiKey: choice.key,
+        home: config.home,
       },
       { env: {} },
     );

@@ -13,6 +13,7 @@ import {
   findLocalServers,
   listServerModels,
   providerNames,
+  subscriptionChoices,
   suggestModels,
 } from "./setup-providers.js";
 
@@ -28,6 +29,8 @@ export interface ModelChoice {
   key?: string;
   /** Where the key came from: a flag or typed ones are written to guppy.env. */
   keyFrom?: "flag" | "typed" | "environment" | "guppy.env";
+  /** A subscription signed in to instead of a key (`guppy login <it>`): auth.json, no key. */
+  signIn?: string;
 }
 
 /** What the questions know: the flags, guppy.env, and the answers of a previous round. */
@@ -35,7 +38,15 @@ export interface ModelQuestions {
   asker: Asker | undefined;
   out: (text: string) => void;
   /** Flags that answer a question (each skips its question until a failed test asks again). */
-  given: { provider?: string; model?: string; baseUrl?: string; api?: string; apiKey?: string };
+  given: {
+    provider?: string;
+    model?: string;
+    baseUrl?: string;
+    api?: string;
+    apiKey?: string;
+    /** --login: the provider's subscription instead of a key. */
+    login?: boolean;
+  };
   envFile: Record<string, string>;
   envFileName: string;
   /** The configured model's provider, the first round's default. */
@@ -64,6 +75,17 @@ export async function chooseModel(q: ModelQuestions): Promise<ModelChoice & { pr
     };
   }
   if (provider.kind === "custom") return chooseCustom(q, CUSTOM_PREFIX);
+  if (provider.kind === "signin") {
+    const name = provider.name;
+    const id = await chooseModelId(q, {
+      label: `pi-ai's catalog for ${name}`,
+      ids: catalogIds(name),
+      strict: true,
+      given: stripPrefix(q.given.model, name),
+      fallback: previousId(q, name) ?? defaultModelId(name),
+    });
+    return { provider: name, ref: `${name}/${id}`, signIn: name };
+  }
   const name = provider.name;
   // A catalog provider's protocol at another URL (a proxy): a custom endpoint.
   if (q.given.baseUrl && !q.previous) return chooseCustom(q, name);
@@ -81,6 +103,8 @@ export async function chooseModel(q: ModelQuestions): Promise<ModelChoice & { pr
 
 type ProviderPick =
   | { kind: "catalog"; name: string }
+  /** A subscription (Claude Pro/Max, ChatGPT, Copilot): signed in to, no key. */
+  | { kind: "signin"; name: string }
   | { kind: "local"; found: FoundServer }
   | { kind: "custom" };
 
@@ -96,7 +120,7 @@ async function chooseProvider(q: ModelQuestions): Promise<ProviderPick> {
   const given = q.previous ? undefined : givenProvider(q);
   const locals = await findLocalServers();
   if (given !== undefined) {
-    const pick = providerPick(given, locals);
+    const pick = providerPick(given, locals, q.given.login === true);
     if (typeof pick !== "string") return pick;
     if (!q.asker) throw new UsageError(pick);
     q.out(`${pick}\n`);
@@ -108,6 +132,7 @@ async function chooseProvider(q: ModelQuestions): Promise<ProviderPick> {
   const asker = q.asker as Asker;
   const menu = [
     ...catalogChoices.map((c) => ({ name: c.provider, label: c.label })),
+    ...subscriptionChoices.map((c) => ({ name: `${SIGN_IN}${c.provider}`, label: c.label })),
     ...locals.map((f) => ({
       name: f.server.provider,
       label: `${f.server.name} at ${f.server.baseUrl} (found here: ${f.models.length} model${f.models.length === 1 ? "" : "s"})`,
@@ -124,15 +149,28 @@ async function chooseProvider(q: ModelQuestions): Promise<ProviderPick> {
     const answer = (await asker.ask(`Provider [${fallback + 1}]: `)).toLowerCase();
     const index = answer === "" ? fallback : /^\d+$/.test(answer) ? Number(answer) - 1 : -1;
     const name = menu[index]?.name ?? answer;
-    const pick = providerPick(name, locals);
+    const pick = name.startsWith(SIGN_IN)
+      ? providerPick(name.slice(SIGN_IN.length), locals, true)
+      : providerPick(name, locals);
     if (typeof pick !== "string") return pick;
     q.out(`${pick}\n`);
   }
 }
 
-/** The provider a name means, or why it is none. */
-function providerPick(name: string, locals: FoundServer[]): ProviderPick | string {
+/** A menu entry's name for a subscription: `signin:anthropic`. */
+const SIGN_IN = "signin:";
+
+/**
+ * The provider a name means, or why it is none. `openai-codex` and `github-copilot` are
+ * subscriptions only; Anthropic is one with `login` (--login).
+ */
+function providerPick(name: string, locals: FoundServer[], login = false): ProviderPick | string {
   if (name === CUSTOM) return { kind: "custom" };
+  const subscription = subscriptionChoices.find((c) => c.provider === name);
+  if (subscription && (login || subscription.only)) return { kind: "signin", name };
+  if (login) {
+    return `--login signs in to a subscription: ${subscriptionChoices.map((c) => c.provider).join(", ")}, not ${name}`;
+  }
   const local = locals.find((f) => f.server.provider === name);
   if (local) return { kind: "local", found: local };
   if (name === "ollama" || name === "lmstudio") {

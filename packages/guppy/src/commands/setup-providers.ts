@@ -10,6 +10,31 @@ export const catalogChoices = [
   { provider: "google", label: "Google (Gemini)", defaultModel: "gemini-2.5-flash" },
 ] as const;
 
+/**
+ * Subscriptions `guppy setup` signs in to (`guppy login`), each with the model it suggests;
+ * `only`: the provider has no API keys, so `--provider` alone means signing in.
+ */
+export const subscriptionChoices = [
+  {
+    provider: "anthropic",
+    label: "Claude Pro/Max subscription (sign in, no key)",
+    defaultModel: "claude-sonnet-4-5",
+    only: false,
+  },
+  {
+    provider: "openai-codex",
+    label: "ChatGPT Plus/Pro subscription (sign in, no key)",
+    defaultModel: "gpt-5.1-codex-mini",
+    only: true,
+  },
+  {
+    provider: "github-copilot",
+    label: "GitHub Copilot subscription (sign in, no key)",
+    defaultModel: "claude-sonnet-4.5",
+    only: true,
+  },
+] as const;
+
 /** `--provider custom`: any OpenAI- or Anthropic-compatible endpoint (base URL + GUPPY_API). */
 export const CUSTOM = "custom";
 
@@ -27,8 +52,9 @@ export function catalogIds(provider: string): string[] {
 
 /** The model a provider's setup suggests: the choice's, else the catalog's first. */
 export function defaultModelId(provider: string): string | undefined {
-  const choice = catalogChoices.find((c) => c.provider === provider);
-  return choice?.defaultModel ?? catalogIds(provider)[0];
+  const choice = [...catalogChoices, ...subscriptionChoices].find((c) => c.provider === provider);
+  const ids = catalogIds(provider);
+  return choice && ids.includes(choice.defaultModel) ? choice.defaultModel : ids[0];
 }
 
 /** Every name `--provider` takes. */

@@ -186,6 +186,22 @@ describe("guppy setup --non-interactive (against aimock)", { timeout: 90_000 }, 
     expect(settingsText()).toBe(EXISTING);
   });
 
+  it("takes a subscription instead of a key only once signed in (guppy login), and --login only for one", async () => {
+    const copilot = await setup(["--provider", "github-copilot"]);
+    expect(copilot.code).toBe(2);
+    expect(copilot.stderr).toContain(
+      "not signed in to github-copilot: run guppy login github-copilot first",
+    );
+    const claude = await setup(["--provider", "anthropic", "--login"]);
+    expect(claude.stderr).toContain("not signed in to anthropic: run guppy login anthropic first");
+    const notOne = await setup(["--provider", "openai", "--login"]);
+    expect(notOne.code).toBe(2);
+    expect(notOne.stderr).toContain(
+      "--login signs in to a subscription: anthropic, openai-codex, github-copilot, not openai",
+    );
+    expect(settingsText()).toBe(EXISTING);
+  });
+
   describe("a Telegram bot (telegram-test-api)", () => {
     let telegram: TelegramEmulator;
     beforeAll(async () => {
