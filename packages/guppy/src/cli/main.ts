@@ -17,6 +17,8 @@ const commands: Record<string, Command> = {
   mcp: async (a) => (await import("../commands/mcp-command.js")).mcpCommand(a),
   pairing: async (a) => (await import("../commands/access-commands.js")).pairingCommand(a),
   invite: async (a) => (await import("../commands/access-commands.js")).inviteCommand(a),
+  usage: async (a) => (await import("../commands/usage-command.js")).usageCommand(a),
+  status: async (a) => (await import("../commands/status-command.js")).statusCommand(a),
 };
 
 /** Dispatches a command; each command module is loaded only when used. */

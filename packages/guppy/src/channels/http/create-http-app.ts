@@ -7,6 +7,7 @@ import { honoJsonAnswer } from "./json-answer.js";
 import { internalErrorAnswer, jsonError } from "./json-error.js";
 import { listThreads, type ThreadPageRequest } from "./list-threads.js";
 import { bodyLimit, readJsonBody } from "./request-body.js";
+import { statusRoute, threadUsageJson } from "./status-route.js";
 import { streamThreadEvents } from "./thread-events.js";
 
 export interface HttpAppOptions {
@@ -50,6 +51,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
 
   const log = options.log ?? ((message: string) => console.error(message));
   app.post("/v1/chat/completions", (c) => chatCompletions(c, backend, options.modelName, log));
+  app.get("/v1/status", (c) => statusRoute(c, backend));
 
   /**
    * The thread id of the path, or a 4xx response. Hono has decoded the parameter already
@@ -111,6 +113,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
           }
         : null,
       sandbox: status.sandbox ?? null,
+      usage: threadUsageJson(status.usage),
     });
   });
 
