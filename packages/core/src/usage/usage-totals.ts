@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { join } from "node:path";
 import { canonicalThreadId } from "../store/thread-layout.js";
 import { localParts } from "../time/local-time.js";
@@ -174,6 +175,8 @@ export function createUsageTotals(options: {
     addRecord(totals, record);
   };
   const refresh = () => {
+    // Asked at every status (each HTTP request's thread lookup too): nothing new, nothing opened.
+    if (sizeOf(path) === offset && offset > 0) return;
     const each = (record: UsageRecord) => {
       add(byThread, threadKey(record.thread), record);
       const day = dayOf(record.time);
@@ -204,4 +207,13 @@ export function createUsageTotals(options: {
       return { today: copy(byDay.get(day)), month };
     },
   };
+}
+
+/** The file's size, or -1 when it cannot be read (missing): then it is read as usual. */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return -1;
+  }
 }
