@@ -113,7 +113,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
           }
         : null,
       sandbox: status.sandbox ?? null,
-      usage: threadUsageJson(status.usage),
+      ...threadUsageJson(status.usage),
     });
   });
 

@@ -18,9 +18,14 @@ export function totalsJson(t: LedgerTotals) {
   };
 }
 
-/** A thread status's `usage` (GET /v1/threads/{id}/status): its total across /new, today's. */
+/**
+ * A thread status's `usage` field (GET /v1/threads/{id}/status): its total across /new and
+ * today's; none where the orchestrator was not told of the ledger.
+ */
 export function threadUsageJson(usage: ThreadUsage | undefined) {
-  return usage ? { thread: totalsJson(usage.thread), today: totalsJson(usage.today) } : null;
+  return usage
+    ? { usage: { thread: totalsJson(usage.thread), today: totalsJson(usage.today) } }
+    : {};
 }
 
 /** GET /v1/status's answer (docs/channels.md). */
