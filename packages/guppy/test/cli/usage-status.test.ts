@@ -223,3 +223,36 @@ describe("usage ledger, guppy usage and guppy status", () => {
     expect(r.stdout).toBe("guppy is not running (no gateway on 127.0.0.1:7420)\n");
   });
 });
+
+describe("guppy usage and a subscription's requests", () => {
+  const home = tempHome();
+  afterAll(() => home.cleanup());
+
+  it("shows 'subscription' for them, not a dollar cost, and counts them in --json", async () => {
+    const today = new Date().toISOString();
+    const line = (model: string, cost: number, subscription: boolean) =>
+      `${JSON.stringify({
+        time: today,
+        thread: "telegram:1:1",
+        model,
+        input: 100,
+        cacheRead: 0,
+        cacheWrite: 0,
+        output: 10,
+        cost,
+        ...(subscription ? { subscription: true } : {}),
+      })}\n`;
+    writeFileSync(
+      join(home.home, "usage.jsonl"),
+      line("anthropic/claude-x", 0, true) + line("openai/gpt-x", 0.5, false),
+    );
+    const env = cleanEnv({ GUPPY_HOME: home.home, GUPPY_TIMEZONE: "UTC" });
+    const table = await runCli(["usage", "--by", "model"], { env });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/\nanthropic\/claude-x +1 +100 +0 +0 +10 +subscription\n/);
+    expect(table.stdout).toMatch(/\nopenai\/gpt-x +1 +100 +0 +0 +10 +\$0\.5000\n/);
+    expect(table.stdout).toMatch(/\ntotal +2 +200 +0 +0 +20 +\$0\.5000 \+ subscription\n/);
+    const json = JSON.parse((await runCli(["usage", "--by", "model", "--json"], { env })).stdout);
+    expect(json.total).toMatchObject({ requests: 2, cost: 0.5, subscription_requests: 1 });
+  });
+});
