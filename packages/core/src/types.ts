@@ -18,6 +18,23 @@ export interface UsageTotals {
   requests: number;
 }
 
+/**
+ * Totals read from the usage ledger (`<home>/usage.jsonl`): `subscription` of the `requests` went
+ * through a subscription's sign-in (OAuth), which spends nothing per token, so their cost is not
+ * in `cost`.
+ */
+export interface LedgerTotals extends UsageTotals {
+  subscription: number;
+}
+
+/** What `/status` shows from the ledger: the thread's total across `/new`, and today's of all threads. */
+export interface ThreadUsage {
+  /** Every request of the thread and its subagents since its first, whatever `/new` archived. */
+  thread: LedgerTotals;
+  /** Every request of every thread today (local day, GUPPY_TIMEZONE). */
+  today: LedgerTotals;
+}
+
 /** "summary": an LLM summary replaced the older part; "dropped": the fallback dropped whole turns. */
 export type CompactionMethod = "summary" | "dropped";
 
@@ -407,6 +424,8 @@ export interface ThreadStatus extends ThreadFigures {
   sandbox?: string;
   /** The thread's scheduled events (`<home>/events/`), when the app told the orchestrator. */
   events?: ThreadEventInfo[];
+  /** From the usage ledger, when the app told the orchestrator where it is. */
+  usage?: ThreadUsage;
 }
 
 /** A scheduled event of a thread, as `/status` and `GET /v1/threads` show it. */

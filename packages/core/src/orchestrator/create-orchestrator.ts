@@ -17,6 +17,7 @@ import type {
   SubagentInfo,
   ThreadEventInfo,
   ThreadHandle,
+  ThreadUsage,
 } from "../types.js";
 import type { ActorHost } from "./actor-types.js";
 import { type ConcurrencyLimiter, createConcurrencyLimiter } from "./concurrency-limiter.js";
@@ -67,6 +68,8 @@ export interface OrchestratorOptions {
   subagents?(threadId: string): SubagentInfo[] | undefined;
   /** A thread's scheduled events (the event bus's): every `status()` carries them. */
   threadEvents?(threadId: string): ThreadEventInfo[];
+  /** A thread's totals from the usage ledger (`createUsageTotals`): every `status()` carries them. */
+  threadUsage?(threadId: string): ThreadUsage;
   /**
    * GUPPY_TIMEZONE (else the system's): a message backfilled into a context carries the local
    * time it was logged at, as a live prompt carries its own.

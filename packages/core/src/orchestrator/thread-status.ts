@@ -1,7 +1,7 @@
 import type { Store } from "../store/create-store.js";
 import { canonicalThreadId } from "../store/thread-layout.js";
 import { threadFigures } from "../store/thread-status-file.js";
-import type { SavedThreadStatus, ThreadEventInfo, ThreadStatus } from "../types.js";
+import type { SavedThreadStatus, ThreadEventInfo, ThreadStatus, ThreadUsage } from "../types.js";
 import type { ThreadActor } from "./thread-actor.js";
 
 /** Threads' status.json kept read: past this the cache starts over (ids come from users too). */
@@ -53,6 +53,7 @@ export function threadStatus(
     contextWindow?: number;
     sandbox?: string;
     threadEvents?(threadId: string): ThreadEventInfo[];
+    threadUsage?(threadId: string): ThreadUsage;
   },
 ): ThreadStatus {
   const key = keyOf(threadId);
@@ -64,6 +65,7 @@ export function threadStatus(
   const lastActivity = actor ? new Date(actor.lastActivity).toISOString() : file?.lastActivity;
   const queued = actor ? actor.waiting() : 0;
   const events = defaults.threadEvents?.(threadId);
+  const usage = defaults.threadUsage?.(threadId);
   // "running" once the run has begun, as the shutdown sees it (a prompt with its slot but not its
   // files yet is not run by a shutdown that comes meanwhile).
   const waiting = queued > 0 || actor?.current !== undefined || actor?.compacting !== undefined;
@@ -83,5 +85,6 @@ export function threadStatus(
     ...(snap?.lastUsage ? { lastUsage: snap.lastUsage } : {}),
     ...(defaults.sandbox ? { sandbox: defaults.sandbox } : {}),
     ...(events && events.length > 0 ? { events } : {}),
+    ...(usage ? { usage } : {}),
   };
 }

@@ -87,6 +87,11 @@ export interface AgentRunnerOptions {
   /** Replaces pi-ai's streamSimple (unit tests). */
   baseStreamFn?: StreamFn;
   /**
+   * Each request's usage as it arrives (the run's and compaction summaries', a quiet heartbeat's
+   * too): the usage ledger's hook. Called before the `usage` event; must not throw.
+   */
+  onUsage?: (usage: Usage) => void;
+  /**
    * The local date and time a user message is stamped with in the context (`[Fri 2026-11-27
    * 09:14 Europe/Berlin]`), so the model knows when it was said; absent: no stamp. log.jsonl keeps
    * the text as typed.
@@ -160,6 +165,7 @@ export function createAgentRunner(options: AgentRunnerOptions): AgentRunner {
   );
 
   const countUsage = (usage: Usage) => {
+    options.onUsage?.(usage);
     totals = addUsage(totals, usage);
     run.usage = addUsage(run.usage, usage);
     emit({ type: "usage", usage, totals });

@@ -30,6 +30,7 @@ import type { ToolContext } from "../tools/tool-context.js";
 import { guestPathPolicy } from "../tools/tool-policy.js";
 import { createWebSearchTool } from "../tools/web-search-tool.js";
 import type { AgentRunner, ThreadHandle } from "../types.js";
+import { createUsageRecorder } from "../usage/usage-ledger.js";
 import { createWebSearch, searchProviderFrom } from "../web/web-search.js";
 import { createAgentRunner } from "./create-agent-runner.js";
 
@@ -204,6 +205,14 @@ export function createThreadRunner(options: ThreadRunnerOptions): AgentRunner {
     logger: options.logger,
     redactor,
     baseStreamFn: options.baseStreamFn,
+    // Every request of every thread, subagent and heartbeat goes into `<home>/usage.jsonl`.
+    onUsage: createUsageRecorder({
+      home: config.home,
+      threadId,
+      model: resolved.model,
+      subscription: resolved.subscription === true,
+      ...(options.logger ? { logger: options.logger } : {}),
+    }),
     timeStamp: (now) => timeStamp(now, config.timezone),
   });
 }

@@ -9,6 +9,7 @@ import {
 } from "@guppy/core";
 import { kebab, type SettingDefinitions, type SettingValues } from "@guppy/core/config";
 import type { AccessConfig } from "../access/access-settings.js";
+import type { GatewayStatus } from "../gateway/gateway-status.js";
 
 /** What a channel's code is told about itself: the names its messages use. */
 export interface ChannelInfo {
@@ -33,6 +34,8 @@ export interface GatewayContext<C extends GuppyConfig = GuppyConfig> {
   say?: (text: string) => void;
   /** The HTTP API listens at `url` (as a client on this machine reaches it): gateway.json. */
   listening?: (url: string) => void;
+  /** The gateway's uptime, channels, threads, events and usage (GET /v1/status). */
+  gatewayStatus?: () => GatewayStatus;
 }
 
 /**

@@ -23,6 +23,8 @@ export const commands: Record<string, Command> = {
   login: async (a) => (await import("../commands/login-command.js")).loginCommand(a),
   logout: async (a) => (await import("../commands/login-command.js")).logoutCommand(a),
   doctor: async (a) => (await import("../commands/doctor-command.js")).doctorCommand(a),
+  usage: async (a) => (await import("../commands/usage-command.js")).usageCommand(a),
+  status: async (a) => (await import("../commands/status-command.js")).statusCommand(a),
 };
 
 /** Dispatches a command; each command module is loaded only when used. */

@@ -1,5 +1,6 @@
 import type { RunnerEvent, RunStopReason, ThreadEventInfo, ThreadStatus } from "@guppy/core";
 import type { GatewayAddress } from "../channels/http/gateway-file.js";
+import { totalsFromJson } from "../gateway/gateway-status.js";
 import {
   createListeners,
   type PromptOutcome,
@@ -212,6 +213,7 @@ function threadStatus(json: Record<string, unknown>): ThreadStatus {
   const n = (value: unknown) => (typeof value === "number" ? value : 0);
   const tokens = (json.tokens ?? {}) as Record<string, unknown>;
   const usage = json.last_usage as Record<string, unknown> | null | undefined;
+  const ledger = json.usage as Record<string, unknown> | null | undefined;
   return {
     threadId: String(json.id ?? ""),
     state: (json.state as ThreadStatus["state"]) ?? "inactive",
@@ -228,6 +230,9 @@ function threadStatus(json: Record<string, unknown>): ThreadStatus {
     cost: n(json.cost),
     ...(typeof json.sandbox === "string" ? { sandbox: json.sandbox } : {}),
     ...(Array.isArray(json.events) ? { events: json.events.map(eventInfo) } : {}),
+    ...(ledger
+      ? { usage: { thread: totalsFromJson(ledger.thread), today: totalsFromJson(ledger.today) } }
+      : {}),
     ...(usage
       ? {
           lastUsage: {

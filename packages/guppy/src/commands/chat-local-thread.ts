@@ -18,6 +18,7 @@ import {
   takeOverRunningTrees,
 } from "@guppy/core/sandbox";
 import { canonicalThreadId, SUBAGENTS_DIR } from "@guppy/core/thread-layout";
+import { createUsageTotals } from "@guppy/core/usage";
 import { UsageError } from "../cli/cli-error.js";
 import {
   createListeners,
@@ -78,6 +79,7 @@ export function createLocalThread(
     subagentJournal: join(dir, SUBAGENTS_DIR, "journal.jsonl"),
     ...(workspaceDir ? { workspaceDir } : {}),
   });
+  const usage = createUsageTotals({ home: config.home, timeZone: config.timezone });
   const orchestrator = createOrchestrator({
     store,
     maxConcurrent: 1,
@@ -90,6 +92,8 @@ export function createLocalThread(
     sandbox: describeSandbox(sandboxConfig),
     logger,
     timezone: config.timezone,
+    // /status's totals across /new and today's, from <home>/usage.jsonl.
+    threadUsage: usage.threadUsage,
     backfillLimit: config.groupBackfillMessages,
     // The chat holds the session's chat.lock already, and lets go of it after `close`.
     inbox: { file: journal, lock: () => () => {} },

@@ -18,15 +18,21 @@ import {
   resolveSandbox,
   takeOverRunningTrees,
 } from "@guppy/core/sandbox";
+import { createUsageTotals } from "@guppy/core/usage";
 import type { GatewayChannel, GatewayContext } from "../channels/channel.js";
 import { apiTokenToRedact } from "../channels/http/api-token.js";
 import { removeGatewayFile, writeGatewayFile } from "../channels/http/gateway-file.js";
-import { type AppConfig, loadEnabledChannels } from "../channels/registry.js";
+import {
+  type AppConfig,
+  channels as allChannels,
+  loadEnabledChannels,
+} from "../channels/registry.js";
 import { ExitCode } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { createGatewayLogger, describeEventBusReport } from "../gateway/gateway-logger.js";
+import { createGatewayStatus } from "../gateway/gateway-status.js";
 import { createIdleCollector } from "../gateway/idle-collect.js";
 import { heldByChat } from "./chat-session-lock.js";
 import { withLiveKey } from "./live-key.js";
@@ -41,6 +47,7 @@ import { createThreadRunners } from "./thread-runners.js";
  */
 export async function serveCommand(args: CliArgs): Promise<number> {
   rejectExtraArguments(args, "guppy serve");
+  const started = new Date();
   const config = loadCliConfig(args);
   // Once, before anything starts: a sandbox that cannot work here stops the start (ConfigError).
   const { sandbox: sandboxConfig, notice: sandboxNotice } = resolveSandbox(config);
@@ -100,6 +107,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
       else logger.info(`event ${report.type}`, { ...report });
     },
   });
+  const usage = createUsageTotals({ home: config.home, timeZone: config.timezone });
   const orchestrator = createOrchestrator({
     limiter,
     subagents: (threadId) => subagents.list(threadId),
@@ -113,6 +121,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     sandbox: describeSandbox(sandboxConfig),
     logger,
     timezone: config.timezone,
+    // /status's totals across /new and today's, from <home>/usage.jsonl.
+    threadUsage: usage.threadUsage,
     // A `guppy chat` that had its session open before this start runs that thread (409 here).
     heldElsewhere: (threadId) => heldByChat(store, threadId),
     threadEvents: (threadId) =>
@@ -155,6 +165,18 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     },
   };
   const channels: GatewayChannel<AppConfig>[] = [];
+  context.gatewayStatus = createGatewayStatus({
+    started,
+    model: resolved.ref,
+    orchestrator,
+    channels: () =>
+      allChannels.map(({ name }) => ({
+        name,
+        state: channels.some((c) => c.name === name) ? "running" : "off",
+      })),
+    events: () => events.list(),
+    usage,
+  });
   try {
     for (const channel of await loadEnabledChannels(config)) {
       await channel.start(context);

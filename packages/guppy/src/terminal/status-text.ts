@@ -1,4 +1,4 @@
-import type { ThreadEventInfo, ThreadStatus } from "@guppy/core";
+import type { LedgerTotals, ThreadEventInfo, ThreadStatus } from "@guppy/core";
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");
 
@@ -9,7 +9,8 @@ const compactions = ({ compactions: count, compactionFallbacks: fell = 0 }: Thre
 
 /**
  * The /status report: model, thread, messages, context (tokens of the window), last request, cost,
- * and where the tools run (when the orchestrator was told).
+ * the usage ledger's totals (the thread's across /new, today's) and where the tools run (when the
+ * orchestrator was told).
  */
 export function statusText(status: ThreadStatus): string {
   const pct =
@@ -29,6 +30,12 @@ export function statusText(status: ThreadStatus): string {
       ? `last request ${n(u.input)} in, ${n(u.cacheRead)} cached read, ${n(u.cacheWrite)} cache write, ${n(u.output)} out, $${(u.cost?.total ?? 0).toFixed(4)}`
       : "last request none yet",
     `cost         $${status.cost.toFixed(4)}`,
+    ...(status.usage
+      ? [
+          `thread total ${totalsText(status.usage.thread)} (across /new)`,
+          `today        ${totalsText(status.usage.today)} (all threads)`,
+        ]
+      : []),
     ...(status.sandbox ? [`sandbox      ${status.sandbox}`] : []),
     ...(status.subagents ?? []).map(
       (c, i) =>
@@ -64,4 +71,19 @@ export function lastActivityText(iso: string | undefined, now = Date.now()): str
 /** A scheduled event in one line: `remind  one-shot 2026-12-01T09:00:00  next 2026-12-01T08:00:00.000Z`. */
 export function eventLine(e: ThreadEventInfo): string {
   return `${e.id}  ${e.type}${e.schedule ? ` ${e.schedule}` : ""}${e.nextRun ? `  next ${e.nextRun}` : ""}`;
+}
+
+/**
+ * Dollars of ledger totals: "subscription" when every request went through a subscription's
+ * sign-in (it spends nothing per token: not "$0"), "$1.2345 + subscription" when some did.
+ */
+export function costText(t: LedgerTotals): string {
+  if (t.subscription > 0 && t.subscription === t.requests) return "subscription";
+  const dollars = `$${t.cost.toFixed(4)}`;
+  return t.subscription > 0 ? `${dollars} + subscription` : dollars;
+}
+
+/** `3 requests, 1,234 in, 512 cached read, 0 cache write, 89 out, $0.0123`. */
+export function totalsText(t: LedgerTotals): string {
+  return `${n(t.requests)} request${t.requests === 1 ? "" : "s"}, ${n(t.input)} in, ${n(t.cacheRead)} cached read, ${n(t.cacheWrite)} cache write, ${n(t.output)} out, ${costText(t)}`;
 }

@@ -122,3 +122,52 @@ describe("/status and the last activity", () => {
     expect(chatStatusText(status)).toContain("Last activity: never");
   });
 });
+
+/** /status's totals from the usage ledger: the thread's across /new, and today's of every thread. */
+describe("/status and the usage ledger", () => {
+  const usage: ThreadStatus["usage"] = {
+    thread: {
+      requests: 12,
+      input: 34_567,
+      cacheRead: 2_000,
+      cacheWrite: 100,
+      output: 890,
+      cost: 0.4567,
+      subscription: 0,
+    },
+    today: {
+      requests: 3,
+      input: 1_000,
+      cacheRead: 0,
+      cacheWrite: 0,
+      output: 50,
+      cost: 0,
+      subscription: 3,
+    },
+  };
+
+  it("prints the thread's total and today's in the terminal, a subscription's as no spend", () => {
+    const lines = statusText({ ...status, usage }).split("\n");
+    expect(lines).toContain(
+      "thread total 12 requests, 34,567 in, 2,000 cached read, 100 cache write, 890 out, $0.4567 (across /new)",
+    );
+    expect(lines).toContain(
+      "today        3 requests, 1,000 in, 0 cached read, 0 cache write, 50 out, subscription (all threads)",
+    );
+  });
+
+  it("prints them in a chat's /status reply, some of a day on a subscription", () => {
+    const mixed = { ...usage, today: { ...usage.today, requests: 5, cost: 0.01, subscription: 2 } };
+    const text = chatStatusText({ ...status, usage: mixed });
+    expect(text).toContain(
+      "Thread total (across /new): 12 requests, 34,567 in, 2,000 cached read, 100 cache write, 890 out, $0.4567",
+    );
+    expect(text).toContain(
+      "Today (all threads): 5 requests, 1,000 in, 0 cached read, 0 cache write, 50 out, $0.0100 + subscription",
+    );
+  });
+
+  it("prints no ledger lines when the orchestrator was not told of it", () => {
+    expect(statusText(status)).not.toMatch(/thread total|today/);
+  });
+});

@@ -1,5 +1,5 @@
 import type { Orchestrator, Role, ThreadHandle, ThreadStatus } from "@guppy/core";
-import { eventLine, lastActivityText } from "../../terminal/status-text.js";
+import { eventLine, lastActivityText, totalsText } from "../../terminal/status-text.js";
 
 /** The chat commands, in the order /help lists them and Telegram's menu shows them. */
 export const chatCommands = [
@@ -54,6 +54,12 @@ export function statusText(status: ThreadStatus): string {
     `Model: ${status.model}`,
     `Context: ${formatTokens(status.contextTokens)} / ${formatTokens(status.contextWindow)} tokens (${pct}%), ${status.messages} messages, ${status.compactions} compactions`,
     `Cost: $${status.cost.toFixed(4)}`,
+    ...(status.usage
+      ? [
+          `Thread total (across /new): ${totalsText(status.usage.thread)}`,
+          `Today (all threads): ${totalsText(status.usage.today)}`,
+        ]
+      : []),
     `State: ${status.state}, ${status.queued} queued`,
     `Last activity: ${lastActivityText(status.lastActivity)}`,
     ...(status.sandbox ? [`Sandbox: ${status.sandbox}`] : []),

@@ -8,6 +8,7 @@ import { internalErrorAnswer, jsonError } from "./json-error.js";
 import { createModelRoutes } from "./list-models.js";
 import { listThreads, type ThreadPageRequest } from "./list-threads.js";
 import { bodyLimit, readJsonBody } from "./request-body.js";
+import { statusRoute, threadUsageJson } from "./status-route.js";
 import { streamThreadEvents } from "./thread-events.js";
 
 export interface HttpAppOptions {
@@ -54,6 +55,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   const models = createModelRoutes(options.modelName);
   app.get("/v1/models", models.list);
   app.get("/v1/models/:id{.+}", models.retrieve);
+  app.get("/v1/status", (c) => statusRoute(c, backend));
 
   /**
    * The thread id of the path, or a 4xx response. Hono has decoded the parameter already
@@ -115,6 +117,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
           }
         : null,
       sandbox: status.sandbox ?? null,
+      ...threadUsageJson(status.usage),
     });
   });
 

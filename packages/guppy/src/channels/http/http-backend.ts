@@ -12,6 +12,7 @@ import {
   ThreadHeldError,
 } from "@guppy/core";
 import { canonicalThreadId, type LogEntry } from "@guppy/core/thread-layout";
+import type { GatewayStatus } from "../../gateway/gateway-status.js";
 import { createAnswerText } from "./answer-text.js";
 
 /**
@@ -95,6 +96,8 @@ export interface BackendCalls {
   logFile(threadId: string): Promise<string>;
   /** `orchestrator.reset` or `.compact`: resolves once done (after the running turn). */
   command(request: ThreadCommand): Promise<ThreadCommandResult>;
+  /** The gateway's status (GET /v1/status); undefined where the gateway gave none. */
+  gatewayStatus(): Promise<GatewayStatus | undefined>;
 }
 
 /**
@@ -115,6 +118,7 @@ export interface LocalBackendOptions {
   orchestrator: Pick<Orchestrator, "send" | "status" | "threads" | "reset" | "compact">;
   store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads" | "appendLog">;
   subscribe?: (listener: OrchestratorListener) => () => void;
+  gatewayStatus?: () => GatewayStatus;
 }
 
 /** The backend as direct calls on the orchestrator and store of this thread. */
@@ -176,6 +180,7 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
         throw error;
       }
     },
+    gatewayStatus: async () => options.gatewayStatus?.(),
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
   };
 }

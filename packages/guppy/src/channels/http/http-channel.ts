@@ -47,6 +47,7 @@ export function createHttpChannel(
         orchestrator,
         store,
         ...(context.subscribe ? { subscribe: context.subscribe } : {}),
+        ...(context.gatewayStatus ? { gatewayStatus: context.gatewayStatus } : {}),
       });
       const data: Omit<HttpWorkerData, "backend"> = {
         home: config.home,

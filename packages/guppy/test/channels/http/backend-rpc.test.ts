@@ -92,6 +92,7 @@ function scriptedBackend(result: SendResult) {
   let reply: PromptReply | undefined;
   const backend: HttpBackend = {
     command: async () => ({ status: "duplicate" }),
+    gatewayStatus: async () => undefined,
     async send(threadId, message) {
       sent.push({ threadId, message });
       if (message.type === "prompt") reply = message.reply;

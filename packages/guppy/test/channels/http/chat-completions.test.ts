@@ -22,6 +22,7 @@ function scriptedBackend(result: () => Promise<SendResult>) {
   const replies = new Map<string, PromptReply>();
   const backend: HttpBackend = {
     command: async () => ({ status: "duplicate" }),
+    gatewayStatus: async () => undefined,
     async send(threadId: string, message: HttpMessage) {
       if (message.type === "prompt" && message.reply) replies.set(threadId, message.reply);
       return result();

@@ -15,6 +15,7 @@ function eventsBackend() {
   const backend: HttpBackend = {
     send: async () => ({ status: "delivered" }),
     command: async () => ({ status: "duplicate" }),
+    gatewayStatus: async () => undefined,
     thread: async () => ({ status: "known", threadId: THREAD }),
     threadsInMemory: async () => ({ threads: [] }),
     threadIdsOnDisk: async () => [],

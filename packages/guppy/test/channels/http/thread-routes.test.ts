@@ -11,6 +11,7 @@ function threadsBackend(threads: string[]): HttpBackend {
   const backend: HttpBackend = {
     send: async () => ({ status: "delivered" }),
     command: async () => ({ status: "duplicate" }),
+    gatewayStatus: async () => undefined,
     async thread(id) {
       let threadId: string;
       try {
