@@ -75,21 +75,9 @@ export async function chooseModel(q: ModelQuestions): Promise<ModelChoice & { pr
     };
   }
   if (provider.kind === "custom") return chooseCustom(q, CUSTOM_PREFIX);
-  if (provider.kind === "signin") {
-    const name = provider.name;
-    const id = await chooseModelId(q, {
-      label: `pi-ai's catalog for ${name}`,
-      ids: catalogIds(name),
-      strict: true,
-      given: stripPrefix(q.given.model, name),
-      fallback: previousId(q, name) ?? defaultModelId(name),
-    });
-    return { provider: name, ref: `${name}/${id}`, signIn: name };
-  }
   const name = provider.name;
   // A catalog provider's protocol at another URL (a proxy): a custom endpoint.
-  if (q.given.baseUrl && !q.previous) return chooseCustom(q, name);
-  const keyName = envKeyName(name);
+  if (provider.kind === "catalog" && q.given.baseUrl && !q.previous) return chooseCustom(q, name);
   const id = await chooseModelId(q, {
     label: `pi-ai's catalog for ${name}`,
     ids: catalogIds(name),
@@ -97,6 +85,8 @@ export async function chooseModel(q: ModelQuestions): Promise<ModelChoice & { pr
     given: stripPrefix(q.given.model, name),
     fallback: previousId(q, name) ?? defaultModelId(name),
   });
+  if (provider.kind === "signin") return { provider: name, ref: `${name}/${id}`, signIn: name };
+  const keyName = envKeyName(name);
   const key = await chooseKey(q, keyName, false);
   return { provider: name, ref: `${name}/${id}`, keyName, ...key };
 }

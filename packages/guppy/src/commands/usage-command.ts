@@ -6,6 +6,7 @@ import {
   type UsageGrouping,
   type UsageReport,
 } from "@guppy/core/usage";
+import { totalsJson } from "../channels/http/status-route.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
@@ -61,15 +62,7 @@ function byFlag(value: string | boolean | undefined): UsageGrouping {
 
 /** `--json`: the same figures, numbers as numbers; `subscription_requests` made no spend. */
 function reportJson(report: UsageReport, days: number) {
-  const totals = (t: LedgerTotals) => ({
-    requests: t.requests,
-    input: t.input,
-    cache_read: t.cacheRead,
-    cache_write: t.cacheWrite,
-    output: t.output,
-    cost: t.cost,
-    subscription_requests: t.subscription,
-  });
+  const totals = totalsJson;
   return {
     days,
     from: report.from,
