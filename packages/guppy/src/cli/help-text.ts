@@ -12,7 +12,7 @@ export const commandHelp: Record<string, string> = {
                    [--api PROTOCOL] [--telegram-bot-token T]
                                     the same from flags (P: anthropic, openai, openrouter, google,
                                     ollama, lmstudio, custom; a key may come from its variable)
-  guppy setup --provider anthropic --login | --provider openai-codex | github-copilot
+  guppy setup --provider anthropic --login | --provider openai-codex | --provider github-copilot
                                     a subscription instead of a key: signs in (guppy login) first`,
   chat: `  guppy chat [--session NAME]       talk to guppy in the terminal
   guppy chat -m "TEXT"              one prompt; the answer alone on stdout
