@@ -6,7 +6,13 @@ import {
   type UsageGrouping,
   type UsageReport,
 } from "@guppy/core/usage";
-import { totalsJson } from "../channels/http/status-route.js";
+import {
+  DEFAULT_USAGE_DAYS,
+  MAX_USAGE_DAYS,
+  parseUsageDays,
+  parseUsageGrouping,
+  usageReportJson,
+} from "../channels/http/usage-route.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
@@ -14,9 +20,6 @@ import { costText } from "../terminal/status-text.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 const USAGE = "guppy usage [--days N] [--by day|thread|model] [--json]";
-const GROUPINGS: readonly UsageGrouping[] = ["day", "thread", "model"];
-/** The longest look back taken: ten years of days. */
-const MAX_DAYS = 3660;
 
 /**
  * `guppy usage`: the tokens and cost of every model request guppy made (the ledger,
@@ -35,42 +38,28 @@ export async function usageCommand(args: CliArgs): Promise<number> {
   }
   process.stdout.write(
     args.flags.json === true
-      ? `${JSON.stringify(reportJson(report, days), null, 2)}\n`
+      ? `${JSON.stringify(usageReportJson(report, days), null, 2)}\n`
       : usageTable(report, days),
   );
   return ExitCode.ok;
 }
 
 function daysFlag(value: string | boolean | undefined): number {
-  if (value === undefined) return 30;
-  if (typeof value === "string" && /^[1-9][0-9]*$/.test(value) && Number(value) <= MAX_DAYS) {
-    return Number(value);
-  }
+  if (value === undefined) return DEFAULT_USAGE_DAYS;
+  const days = typeof value === "string" ? parseUsageDays(value) : undefined;
+  if (days !== undefined) return days;
   throw new UsageError(
-    `--days must be a whole number of days from 1 to ${MAX_DAYS}, not ${JSON.stringify(value)} (usage: ${USAGE})`,
+    `--days must be a whole number of days from 1 to ${MAX_USAGE_DAYS}, not ${JSON.stringify(value)} (usage: ${USAGE})`,
   );
 }
 
 function byFlag(value: string | boolean | undefined): UsageGrouping {
   if (value === undefined) return "day";
-  const found = GROUPINGS.find((g) => g === value);
+  const found = typeof value === "string" ? parseUsageGrouping(value) : undefined;
   if (found) return found;
   throw new UsageError(
     `--by must be day, thread or model, not ${JSON.stringify(value)} (usage: ${USAGE})`,
   );
-}
-
-/** `--json`: the same figures, numbers as numbers; `subscription_requests` made no spend. */
-function reportJson(report: UsageReport, days: number) {
-  const totals = totalsJson;
-  return {
-    days,
-    from: report.from,
-    to: report.to,
-    by: report.by,
-    rows: report.rows.map((row) => ({ [report.by]: row.key, ...totals(row) })),
-    total: totals(report.total),
-  };
 }
 
 const int = (x: number) => Math.round(x).toLocaleString("en-US");

@@ -10,6 +10,7 @@ import { listThreads, type ThreadPageRequest } from "./list-threads.js";
 import { bodyLimit, readJsonBody } from "./request-body.js";
 import { statusRoute, threadUsageJson } from "./status-route.js";
 import { streamThreadEvents } from "./thread-events.js";
+import { usageRoute } from "./usage-route.js";
 
 export interface HttpAppOptions {
   /** The orchestrator and store behind the routes (across threads: backend-rpc.ts). */
@@ -56,6 +57,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   app.get("/v1/models", models.list);
   app.get("/v1/models/:id{.+}", models.retrieve);
   app.get("/v1/status", (c) => statusRoute(c, backend));
+  app.get("/v1/usage", (c) => usageRoute(c, backend));
 
   /**
    * The thread id of the path, or a 4xx response. Hono has decoded the parameter already

@@ -12,6 +12,7 @@ import {
   ThreadHeldError,
 } from "@guppy/core";
 import { canonicalThreadId, type LogEntry } from "@guppy/core/thread-layout";
+import type { UsageGrouping, UsageReport } from "@guppy/core/usage";
 import type { GatewayStatus } from "../../gateway/gateway-status.js";
 import { createAnswerText } from "./answer-text.js";
 
@@ -98,6 +99,14 @@ export interface BackendCalls {
   command(request: ThreadCommand): Promise<ThreadCommandResult>;
   /** The gateway's status (GET /v1/status); undefined where the gateway gave none. */
   gatewayStatus(): Promise<GatewayStatus | undefined>;
+  /** The usage ledger's report (GET /v1/usage); undefined where the gateway keeps none. */
+  usageReport(request: UsageRequest): Promise<UsageReport | undefined>;
+}
+
+/** GET /v1/usage's question of the ledger: the last `days` local days, totalled `by`. */
+export interface UsageRequest {
+  days: number;
+  by: UsageGrouping;
 }
 
 /**
@@ -119,6 +128,8 @@ export interface LocalBackendOptions {
   store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads" | "appendLog">;
   subscribe?: (listener: OrchestratorListener) => () => void;
   gatewayStatus?: () => GatewayStatus;
+  /** Reads the usage ledger (readUsageReport of the gateway's home and time zone). */
+  usageReport?: (request: UsageRequest) => UsageReport;
 }
 
 /** The backend as direct calls on the orchestrator and store of this thread. */
@@ -181,6 +192,7 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
       }
     },
     gatewayStatus: async () => options.gatewayStatus?.(),
+    usageReport: async (request) => options.usageReport?.(request),
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { MessageChannel, Worker } from "node:worker_threads";
 import type { Logger } from "@guppy/core";
+import { readUsageReport } from "@guppy/core/usage";
 import type { GatewayChannel, GatewayContext } from "../channel.js";
 import { type HttpConfig, resolveApiToken } from "./api-token.js";
 import { serveBackend } from "./backend-rpc.js";
@@ -48,6 +49,9 @@ export function createHttpChannel(
         store,
         ...(context.subscribe ? { subscribe: context.subscribe } : {}),
         ...(context.gatewayStatus ? { gatewayStatus: context.gatewayStatus } : {}),
+        // One pass over <home>/usage.jsonl per GET /v1/usage.
+        usageReport: (request) =>
+          readUsageReport({ home: config.home, timeZone: config.timezone, ...request }),
       });
       const data: Omit<HttpWorkerData, "backend"> = {
         home: config.home,

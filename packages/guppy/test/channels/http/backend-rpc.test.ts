@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import type { OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
+import { readUsageReport, USAGE_FILE } from "@guppy/core/usage";
 import { afterEach, describe, expect, it } from "vitest";
 import {
   createRemoteBackend,
@@ -93,6 +94,7 @@ function scriptedBackend(result: SendResult) {
   const backend: HttpBackend = {
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
+    usageReport: async () => undefined,
     async send(threadId, message) {
       sent.push({ threadId, message });
       if (message.type === "prompt") reply = message.reply;
@@ -350,6 +352,73 @@ describe("HTTP backend across a message port", () => {
 });
 
 describe("local HTTP backend", () => {
+  it("answers GET /v1/usage's call across the port from the ledger it is given; none without", async () => {
+    const home = mkdtempSync(join(tmpdir(), "guppy-usage-rpc-"));
+    try {
+      const record = (time: string, thread: string, input: number, cost: number) =>
+        JSON.stringify({
+          time,
+          thread,
+          model: "p/m",
+          input,
+          cacheRead: 5,
+          cacheWrite: 0,
+          output: 7,
+          cost,
+        });
+      writeFileSync(
+        join(home, USAGE_FILE),
+        `${[
+          record("2026-03-09T23:00:00.000Z", "http:api:a", 100, 0.5),
+          record("2026-03-10T10:00:00.000Z", "http:api:a~sub-1", 200, 0.25),
+          record("2026-03-10T11:00:00.000Z", "http:api:b", 300, 1),
+          // Outside the two days asked for.
+          record("2026-03-01T11:00:00.000Z", "http:api:b", 999, 9),
+        ].join("\n")}\n`,
+      );
+      const orchestrator = {
+        ...noCommands,
+        send: (): SendResult => ({ status: "delivered" }),
+        status: () => {
+          throw new Error("unused");
+        },
+        threads: () => [],
+      };
+      const store = {
+        readLog: () => [],
+        threadDir: (id: string) => `/nonexistent/${id}`,
+        logFile: (id: string) => `/nonexistent/${id}/log.jsonl`,
+        listThreads: () => [],
+        appendLog: () => {},
+      };
+      const now = new Date("2026-03-10T12:00:00.000Z");
+      const { remote } = connect(
+        createLocalBackend({
+          orchestrator,
+          store,
+          usageReport: (request) => readUsageReport({ home, timeZone: "UTC", now, ...request }),
+        }),
+      );
+      const byThread = await remote.usageReport({ days: 2, by: "thread" });
+      expect(byThread).toMatchObject({ from: "2026-03-09", to: "2026-03-10", skipped: 0 });
+      expect(byThread?.rows.map((r) => [r.key, r.requests, r.input, r.cost])).toEqual([
+        ["http:api:b", 1, 300, 1],
+        ["http:api:a", 2, 300, 0.75],
+      ]);
+      expect(byThread?.total).toMatchObject({ requests: 3, input: 600, cacheRead: 15, output: 21 });
+      const byDay = await remote.usageReport({ days: 2, by: "day" });
+      expect(byDay?.rows.map((r) => [r.key, r.requests])).toEqual([
+        ["2026-03-09", 1],
+        ["2026-03-10", 2],
+      ]);
+      // A gateway not given the ledger has no report (GET /v1/usage: 503).
+      const { remote: bare } = connect(createLocalBackend({ orchestrator, store }));
+      expect(await bare.usageReport({ days: 30, by: "day" })).toBeUndefined();
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it("checks thread ids and passes a plain answer only its usage and end", async () => {
     const sent: unknown[] = [];
     const local = createLocalBackend({
