@@ -7,6 +7,7 @@ import { honoJsonAnswer } from "./json-answer.js";
 import { internalErrorAnswer, jsonError } from "./json-error.js";
 import { createModelRoutes } from "./list-models.js";
 import { listThreads, type ThreadPageRequest } from "./list-threads.js";
+import { threadMessagesRoute } from "./messages-route.js";
 import { bodyLimit, readJsonBody } from "./request-body.js";
 import { statusRoute, threadUsageJson } from "./status-route.js";
 import { streamThreadEvents } from "./thread-events.js";
@@ -236,16 +237,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   app.get("/v1/threads/:id/messages", async (c) => {
     const id = await threadParam(c, true);
     if (typeof id !== "string") return id;
-    return c.json({
-      thread_id: id,
-      messages: (await backend.readLog(id)).map((e) => ({
-        id: e.messageId,
-        date: e.date,
-        from: e.isBot ? "guppy" : e.userName,
-        is_bot: e.isBot,
-        text: e.text,
-      })),
-    });
+    return threadMessagesRoute(c, backend, id);
   });
 
   for (const kind of ["steer", "abort"] as const) {
