@@ -14,6 +14,13 @@ import {
 import { canonicalThreadId, type LogEntry } from "@guppy/core/thread-layout";
 import type { GatewayStatus } from "../../gateway/gateway-status.js";
 import { createAnswerText } from "./answer-text.js";
+import {
+  createEventCalls,
+  type EventChangeResult,
+  type EventFilesConfig,
+  type EventListing,
+  type EventRequest,
+} from "./event-calls.js";
 
 /**
  * Which runner events a prompt's reply wants: all (a streamed answer), or only usage and end (a
@@ -98,6 +105,12 @@ export interface BackendCalls {
   command(request: ThreadCommand): Promise<ThreadCommandResult>;
   /** The gateway's status (GET /v1/status); undefined where the gateway gave none. */
   gatewayStatus(): Promise<GatewayStatus | undefined>;
+  /** The scheduled events with their next run (GET /v1/events); undefined: no events folder. */
+  listEvents(): Promise<EventListing | undefined>;
+  /** `addEvent` or `editEvent` on the event files (POST /v1/events, PATCH /v1/events/{id}). */
+  changeEvent(request: EventRequest): Promise<EventChangeResult>;
+  /** Removes an event file (DELETE /v1/events/{id}); false if there was none. */
+  removeEvent(id: string): Promise<boolean>;
 }
 
 /**
@@ -119,6 +132,8 @@ export interface LocalBackendOptions {
   store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads" | "appendLog">;
   subscribe?: (listener: OrchestratorListener) => () => void;
   gatewayStatus?: () => GatewayStatus;
+  /** `<home>/events` and GUPPY_TIMEZONE, for the /v1/events routes (none: they answer 503). */
+  events?: EventFilesConfig;
 }
 
 /** The backend as direct calls on the orchestrator and store of this thread. */
@@ -181,6 +196,7 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
       }
     },
     gatewayStatus: async () => options.gatewayStatus?.(),
+    ...createEventCalls(options.events),
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
   };
 }

@@ -1,5 +1,7 @@
+import { join } from "node:path";
 import { MessageChannel, Worker } from "node:worker_threads";
 import type { Logger } from "@guppy/core";
+import { EVENTS_DIR } from "@guppy/core/events";
 import type { GatewayChannel, GatewayContext } from "../channel.js";
 import { type HttpConfig, resolveApiToken } from "./api-token.js";
 import { serveBackend } from "./backend-rpc.js";
@@ -48,6 +50,10 @@ export function createHttpChannel(
         store,
         ...(context.subscribe ? { subscribe: context.subscribe } : {}),
         ...(context.gatewayStatus ? { gatewayStatus: context.gatewayStatus } : {}),
+        events: {
+          dir: join(config.home, EVENTS_DIR),
+          ...(config.timezone !== undefined ? { timezone: config.timezone } : {}),
+        },
       });
       const data: Omit<HttpWorkerData, "backend"> = {
         home: config.home,

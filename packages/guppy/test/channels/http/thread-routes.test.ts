@@ -1,6 +1,7 @@
 import { canonicalThreadId } from "@guppy/core/thread-layout";
 import { describe, expect, it } from "vitest";
 import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
+import { createEventCalls } from "../../../src/channels/http/event-calls.js";
 import type { HttpBackend } from "../../../src/channels/http/http-backend.js";
 
 const TOKEN = "a-token-of-some-length";
@@ -12,6 +13,7 @@ function threadsBackend(threads: string[]): HttpBackend {
     send: async () => ({ status: "delivered" }),
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
+    ...createEventCalls(undefined),
     async thread(id) {
       let threadId: string;
       try {
