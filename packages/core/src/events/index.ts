@@ -10,6 +10,14 @@ export {
   type ScheduledEvent,
 } from "./create-event-bus.js";
 export {
+  addEvent,
+  deleteEvent,
+  type EventChange,
+  type EventFields,
+  editEvent,
+  readEvent,
+} from "./event-edits.js";
+export {
   describeTarget,
   EVENT_TYPES,
   type EventSpec,

@@ -1,17 +1,13 @@
 import { join } from "node:path";
 import {
+  addEvent,
+  deleteEvent,
   describeTarget,
   EVENTS_DIR,
   type EventSpec,
-  eventExists,
   localTime,
-  newEventId,
   nextRun,
   readEventFiles,
-  removeEventFile,
-  validateEvent,
-  validEventId,
-  writeEventFile,
 } from "@guppy/core/events";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
@@ -48,7 +44,7 @@ export async function eventsCommand(args: CliArgs): Promise<number> {
       const [id, ...extra] = rest;
       if (!id) throw new UsageError("guppy events rm needs the event's id (see guppy events list)");
       rejectExtraArguments({ ...args, positionals: extra }, "guppy events rm <id>");
-      if (!validEventId(id) || !removeEventFile(dir, id)) {
+      if (!deleteEvent(dir, id)) {
         throw new UsageError(`no event "${id}" in ${dir} (see guppy events list)`);
       }
       process.stdout.write(`Removed event ${id}.\n`);
@@ -90,21 +86,12 @@ function list(dir: string, zone: string | undefined): number {
 function add(args: CliArgs, dir: string, zone: string | undefined): number {
   const f = args.eventFlags;
   if (!f.type) throw new UsageError("guppy events add needs --type immediate|one-shot|periodic");
-  if (f.id !== undefined && !validEventId(f.id)) {
-    throw new UsageError(`--id "${f.id}": use letters, digits, "-", "_" or "." (not first)`);
-  }
-  if (f.id !== undefined && eventExists(dir, f.id)) {
-    throw new UsageError(
-      `--id "${f.id}": an event with that id exists (guppy events rm ${f.id} first)`,
-    );
-  }
   const channel = f.adapter !== undefined || f.channel !== undefined;
   if (channel && args.thread !== undefined) {
     throw new UsageError("give --thread, or --adapter and --channel, not both");
   }
-  const id = f.id ?? newEventId(dir, f.type);
   const timezone = args.configFlags.timezone;
-  const parsed = validateEvent(id, {
+  const added = addEvent(dir, f.id, {
     type: f.type,
     text: f.text,
     ...(channel
@@ -113,10 +100,13 @@ function add(args: CliArgs, dir: string, zone: string | undefined): number {
     ...(f.schedule !== undefined ? { schedule: f.schedule } : {}),
     ...(typeof timezone === "string" ? { timezone } : {}),
   });
-  if (!parsed.ok) throw new UsageError(flagProblem(parsed.problem));
-  const event: EventSpec = parsed.event;
+  if (!added.ok) {
+    const hint = added.reason === "exists" ? ` (guppy events rm ${f.id} first)` : "";
+    throw new UsageError(`${flagProblem(added.problem)}${hint}`);
+  }
+  const event: EventSpec = added.event;
+  const id = event.id;
   const at = nextRun(event, Date.now(), zone);
-  writeEventFile(dir, event);
   const when = at === undefined ? "never" : localTime(at, event.timezone ?? zone);
   process.stdout.write(
     `Added event ${id} (${event.type}) for ${describeTarget(event)}; next run ${when}.\n`,
@@ -127,6 +117,7 @@ function add(args: CliArgs, dir: string, zone: string | undefined): number {
 /** A file field's name in a problem, as the flag that sets it: `"schedule"` → `--schedule`. */
 function flagProblem(problem: string): string {
   const flags: Record<string, string> = {
+    id: "--id",
     type: "--type",
     text: "--text",
     schedule: "--schedule",
@@ -136,7 +127,7 @@ function flagProblem(problem: string): string {
     channelId: "--channel",
   };
   return problem.replace(
-    /"(type|text|schedule|timezone|threadId|adapterId|channelId)"/g,
+    /"(id|type|text|schedule|timezone|threadId|adapterId|channelId)"/g,
     (_m, k: string) => flags[k] ?? k,
   );
 }

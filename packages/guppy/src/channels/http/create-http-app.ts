@@ -2,6 +2,7 @@ import { type Context, Hono } from "hono";
 import { bearerMatches } from "./bearer-token.js";
 import { busyMessage } from "./busy-message.js";
 import { chatCompletions } from "./chat-completions.js";
+import { addEventsRoutes } from "./events-routes.js";
 import type { HttpBackend, ThreadSummary } from "./http-backend.js";
 import { honoJsonAnswer } from "./json-answer.js";
 import { internalErrorAnswer, jsonError } from "./json-error.js";
@@ -59,6 +60,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   app.get("/v1/models/:id{.+}", models.retrieve);
   app.get("/v1/status", (c) => statusRoute(c, backend));
   app.get("/v1/usage", (c) => usageRoute(c, backend));
+  addEventsRoutes(app, backend);
 
   /**
    * The thread id of the path, or a 4xx response. Hono has decoded the parameter already

@@ -15,6 +15,13 @@ import { canonicalThreadId, type LogEntry } from "@guppy/core/thread-layout";
 import type { UsageGrouping, UsageReport } from "@guppy/core/usage";
 import type { GatewayStatus } from "../../gateway/gateway-status.js";
 import { createAnswerText } from "./answer-text.js";
+import {
+  createEventCalls,
+  type EventChangeResult,
+  type EventFilesConfig,
+  type EventListing,
+  type EventRequest,
+} from "./event-calls.js";
 
 /**
  * Which runner events a prompt's reply wants: all (a streamed answer), or only usage and end (a
@@ -101,6 +108,12 @@ export interface BackendCalls {
   gatewayStatus(): Promise<GatewayStatus | undefined>;
   /** The usage ledger's report (GET /v1/usage); undefined where the gateway keeps none. */
   usageReport(request: UsageRequest): Promise<UsageReport | undefined>;
+  /** The scheduled events with their next run (GET /v1/events); undefined: no events folder. */
+  listEvents(): Promise<EventListing | undefined>;
+  /** `addEvent` or `editEvent` on the event files (POST /v1/events, PATCH /v1/events/{id}). */
+  changeEvent(request: EventRequest): Promise<EventChangeResult>;
+  /** Removes an event file (DELETE /v1/events/{id}); false if there was none. */
+  removeEvent(id: string): Promise<boolean>;
 }
 
 /** GET /v1/usage's question of the ledger: the last `days` local days, totalled `by`. */
@@ -130,6 +143,8 @@ export interface LocalBackendOptions {
   gatewayStatus?: () => GatewayStatus;
   /** Reads the usage ledger (readUsageReport of the gateway's home and time zone). */
   usageReport?: (request: UsageRequest) => UsageReport;
+  /** `<home>/events` and GUPPY_TIMEZONE, for the /v1/events routes (none: they answer 503). */
+  events?: EventFilesConfig;
 }
 
 /** The backend as direct calls on the orchestrator and store of this thread. */
@@ -193,6 +208,7 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
     },
     gatewayStatus: async () => options.gatewayStatus?.(),
     usageReport: async (request) => options.usageReport?.(request),
+    ...createEventCalls(options.events),
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
   };
 }

@@ -1,5 +1,7 @@
+import { join } from "node:path";
 import { MessageChannel, Worker } from "node:worker_threads";
 import type { Logger } from "@guppy/core";
+import { EVENTS_DIR } from "@guppy/core/events";
 import { readUsageReport } from "@guppy/core/usage";
 import type { GatewayChannel, GatewayContext } from "../channel.js";
 import { type HttpConfig, resolveApiToken } from "./api-token.js";
@@ -52,6 +54,10 @@ export function createHttpChannel(
         // One pass over <home>/usage.jsonl per GET /v1/usage.
         usageReport: (request) =>
           readUsageReport({ home: config.home, timeZone: config.timezone, ...request }),
+        events: {
+          dir: join(config.home, EVENTS_DIR),
+          ...(config.timezone !== undefined ? { timezone: config.timezone } : {}),
+        },
       });
       const data: Omit<HttpWorkerData, "backend"> = {
         home: config.home,

@@ -10,6 +10,7 @@ import {
   REQUESTS_PER_TURN,
   serveBackend,
 } from "../../../src/channels/http/backend-rpc.js";
+import { createEventCalls } from "../../../src/channels/http/event-calls.js";
 import {
   createLocalBackend,
   type HttpBackend,
@@ -95,6 +96,7 @@ function scriptedBackend(result: SendResult) {
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
     usageReport: async () => undefined,
+    ...createEventCalls(undefined),
     async send(threadId, message) {
       sent.push({ threadId, message });
       if (message.type === "prompt") reply = message.reply;

@@ -6,6 +6,7 @@ import type { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
 import { writeWhenReady } from "../../../src/channels/http/chat-completions.js";
 import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
+import { createEventCalls } from "../../../src/channels/http/event-calls.js";
 import type {
   HttpBackend,
   HttpMessage,
@@ -24,6 +25,7 @@ function scriptedBackend(result: () => Promise<SendResult>) {
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
     usageReport: async () => undefined,
+    ...createEventCalls(undefined),
     async send(threadId: string, message: HttpMessage) {
       if (message.type === "prompt" && message.reply) replies.set(threadId, message.reply);
       return result();

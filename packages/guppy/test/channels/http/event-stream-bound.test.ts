@@ -2,6 +2,7 @@ import { connect, type Socket } from "node:net";
 import type { OrchestratorEvent } from "@guppy/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
+import { createEventCalls } from "../../../src/channels/http/event-calls.js";
 import type { HttpBackend } from "../../../src/channels/http/http-backend.js";
 import { closeHttp, listenHttp } from "../../../src/channels/http/listen-http.js";
 import { SUBSCRIBER_BUFFER_BYTES } from "../../../src/channels/http/thread-events.js";
@@ -17,6 +18,7 @@ function eventsBackend() {
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
     usageReport: async () => undefined,
+    ...createEventCalls(undefined),
     thread: async () => ({ status: "known", threadId: THREAD }),
     threadsInMemory: async () => ({ threads: [] }),
     threadIdsOnDisk: async () => [],

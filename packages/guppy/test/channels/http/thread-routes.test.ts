@@ -1,6 +1,7 @@
 import { canonicalThreadId } from "@guppy/core/thread-layout";
 import { describe, expect, it } from "vitest";
 import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
+import { createEventCalls } from "../../../src/channels/http/event-calls.js";
 import type { HttpBackend } from "../../../src/channels/http/http-backend.js";
 
 const TOKEN = "a-token-of-some-length";
@@ -13,6 +14,7 @@ function threadsBackend(threads: string[]): HttpBackend {
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
     usageReport: async () => undefined,
+    ...createEventCalls(undefined),
     async thread(id) {
       let threadId: string;
       try {
