@@ -12,6 +12,7 @@ import {
   ThreadHeldError,
 } from "@guppy/core";
 import { canonicalThreadId, type LogEntry } from "@guppy/core/thread-layout";
+import type { AccessAnswer, AccessRequest } from "../../access/access-types.js";
 import type { GatewayStatus } from "../../gateway/gateway-status.js";
 import { createAnswerText } from "./answer-text.js";
 
@@ -98,6 +99,8 @@ export interface BackendCalls {
   command(request: ThreadCommand): Promise<ThreadCommandResult>;
   /** The gateway's status (GET /v1/status); undefined where the gateway gave none. */
   gatewayStatus(): Promise<GatewayStatus | undefined>;
+  /** An access route's request (/v1/access/{channel}…); undefined where the gateway has none. */
+  access(request: AccessRequest): Promise<AccessAnswer | undefined>;
 }
 
 /**
@@ -119,6 +122,7 @@ export interface LocalBackendOptions {
   store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads" | "appendLog">;
   subscribe?: (listener: OrchestratorListener) => () => void;
   gatewayStatus?: () => GatewayStatus;
+  access?: (request: AccessRequest) => AccessAnswer;
 }
 
 /** The backend as direct calls on the orchestrator and store of this thread. */
@@ -181,6 +185,7 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
       }
     },
     gatewayStatus: async () => options.gatewayStatus?.(),
+    access: async (request) => options.access?.(request),
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
   };
 }

@@ -48,6 +48,7 @@ export function createHttpChannel(
         store,
         ...(context.subscribe ? { subscribe: context.subscribe } : {}),
         ...(context.gatewayStatus ? { gatewayStatus: context.gatewayStatus } : {}),
+        ...(context.access ? { access: context.access } : {}),
       });
       const data: Omit<HttpWorkerData, "backend"> = {
         home: config.home,

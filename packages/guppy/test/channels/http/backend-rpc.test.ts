@@ -93,6 +93,7 @@ function scriptedBackend(result: SendResult) {
   const backend: HttpBackend = {
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
+    access: async () => undefined,
     async send(threadId, message) {
       sent.push({ threadId, message });
       if (message.type === "prompt") reply = message.reply;

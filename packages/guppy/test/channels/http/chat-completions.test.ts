@@ -23,6 +23,7 @@ function scriptedBackend(result: () => Promise<SendResult>) {
   const backend: HttpBackend = {
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
+    access: async () => undefined,
     async send(threadId: string, message: HttpMessage) {
       if (message.type === "prompt" && message.reply) replies.set(threadId, message.reply);
       return result();

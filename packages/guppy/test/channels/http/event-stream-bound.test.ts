@@ -16,6 +16,7 @@ function eventsBackend() {
     send: async () => ({ status: "delivered" }),
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
+    access: async () => undefined,
     thread: async () => ({ status: "known", threadId: THREAD }),
     threadsInMemory: async () => ({ threads: [] }),
     threadIdsOnDisk: async () => [],

@@ -12,6 +12,7 @@ function threadsBackend(threads: string[]): HttpBackend {
     send: async () => ({ status: "delivered" }),
     command: async () => ({ status: "duplicate" }),
     gatewayStatus: async () => undefined,
+    access: async () => undefined,
     async thread(id) {
       let threadId: string;
       try {
