@@ -97,3 +97,30 @@ export interface ChannelAccessSettings {
   policy: AccessPolicy;
   allowedUsers: readonly string[];
 }
+
+/** What the HTTP API's access routes ask (`/v1/access/{channel}`…, docs/channels.md). */
+export type AccessAction =
+  | "list"
+  | "approve"
+  | "deny"
+  | "role"
+  | "revoke"
+  | "create-invite"
+  | "revoke-invite";
+
+/**
+ * One access route's request as it crosses to the main thread: the channel and code of the path
+ * as given, the JSON body unchecked (checked in access-admin.ts, next to the CLI's checks and messages).
+ */
+export interface AccessRequest {
+  action: AccessAction;
+  channel: string;
+  /** DELETE …/invites/{code}. */
+  code?: string;
+  body?: Record<string, unknown>;
+}
+
+/** A route's answer: its JSON (`status` 200 or 201), or an error with the CLI's message. */
+export type AccessAnswer =
+  | { ok: true; status: 200 | 201; body: Record<string, unknown> }
+  | { ok: false; status: 400 | 404 | 409; message: string; type: string };

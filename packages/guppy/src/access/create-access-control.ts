@@ -48,6 +48,11 @@ export interface AccessControl {
    */
   approvePairing(channel: string, code: string, role?: Role): ApprovedUser | undefined;
   pendingPairings(channel: string): PendingPairing[];
+  /**
+   * Deny of the HTTP API's access routes: drops the live request with `code` (the requester is
+   * not told; a later message of theirs asks again); the request dropped, or undefined.
+   */
+  denyPairing(channel: string, code: string): PendingPairing | undefined;
   /** `guppy invite create`: a one-time code that admits its user as `role` (default guest). */
   createInvite(channel: string, role?: Role): string;
   /** `guppy invite list`: the unused invite codes of `channel`, oldest first, with their role. */
@@ -303,6 +308,18 @@ export function createAccessControl(options: AccessControlOptions): AccessContro
       return user;
     },
     pendingPairings: (channel) => livePending(channel),
+    denyPairing(channel, code) {
+      const wanted = normalizeCode(code);
+      const pending = livePending(channel);
+      const match = pending.find((p) => p.code === wanted);
+      if (!match) return undefined;
+      store.savePending(
+        channel,
+        pending.filter((p) => p !== match),
+      );
+      logger.info("access: pairing request denied", { channel, userId: match.userId });
+      return match;
+    },
     createInvite(channel, role = "guest") {
       const code = generateCode(10);
       store.saveInvites(channel, [

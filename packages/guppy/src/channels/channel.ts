@@ -9,6 +9,7 @@ import {
 } from "@guppy/core";
 import { kebab, type SettingDefinitions, type SettingValues } from "@guppy/core/config";
 import type { AccessConfig } from "../access/access-settings.js";
+import type { AccessAnswer, AccessRequest } from "../access/access-types.js";
 import type { GatewayStatus } from "../gateway/gateway-status.js";
 
 /** What a channel's code is told about itself: the names its messages use. */
@@ -36,6 +37,8 @@ export interface GatewayContext<C extends GuppyConfig = GuppyConfig> {
   listening?: (url: string) => void;
   /** The gateway's uptime, channels, threads, events and usage (GET /v1/status). */
   gatewayStatus?: () => GatewayStatus;
+  /** The chat channels' pairing requests, users and invites (GET/POST /v1/access/{channel}…). */
+  access?: (request: AccessRequest) => AccessAnswer;
 }
 
 /**

@@ -1,10 +1,21 @@
 import { ConfigError, type Role, silentLogger } from "@guppy/core";
+import {
+  accessChannel,
+  accessRoles,
+  admittedByAllowlist,
+  describeUser as describe,
+  noAdmittedUser,
+  noPendingRequest,
+  noUnusedInvite,
+  unconfiguredChannel,
+  unknownChannel,
+  unknownRole,
+} from "../access/access-messages.js";
 import { channelAccessSettings } from "../access/access-settings.js";
-import { createAccessStore, isChannelName } from "../access/access-store.js";
+import { createAccessStore } from "../access/access-store.js";
 import type { AdmittedUser } from "../access/access-types.js";
 import { createAccessControl } from "../access/create-access-control.js";
-import { type ChannelDescriptor, settingName } from "../channels/channel.js";
-import { type AppConfig, accessChannels, channels } from "../channels/registry.js";
+import type { AppConfig } from "../channels/registry.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import { commandHelp } from "../cli/help-text.js";
@@ -14,16 +25,11 @@ import { loadCliConfig } from "./load-cli-config.js";
 const PAIRING_USAGE =
   "guppy pairing list|approve|role|revoke <channel> ...; see guppy pairing --help";
 const INVITE_USAGE = "guppy invite create|list|revoke <channel> ...; see guppy invite --help";
-const roles: readonly Role[] = ["owner", "guest"];
 
 function channelArg(value: string | undefined, usage: string): string {
   if (!value) throw new UsageError(`missing <channel> (usage: ${usage})`);
-  const channel = value.toLowerCase();
-  if (!isChannelName(channel) || !accessChannels.includes(channel)) {
-    throw new UsageError(
-      `unknown channel "${value}": expected one of ${accessChannels.join(", ")}`,
-    );
-  }
+  const channel = accessChannel(value);
+  if (!channel) throw new UsageError(unknownChannel(value));
   return channel;
 }
 
@@ -44,10 +50,6 @@ function accessFor(args: CliArgs, config: AppConfig = loadCliConfig(args)) {
     settings: (channel) => channelAccessSettings(config, channel),
     logger: silentLogger,
   });
-}
-
-function describe(user: { id: string; name?: string }): string {
-  return user.name ? `${user.name} (${user.id})` : user.id;
 }
 
 /** How `guppy pairing list` says a user got in. */
@@ -72,9 +74,7 @@ export async function pairingCommand(args: CliArgs): Promise<number> {
     const role: Role = args.owner ? "owner" : "guest";
     const user = accessFor(args).approvePairing(channel, code, role);
     if (!user) {
-      process.stderr.write(
-        `guppy: no pending pairing request on ${channel} has code ${code} (codes expire after an hour; see guppy pairing list ${channel})\n`,
-      );
+      process.stderr.write(`guppy: ${noPendingRequest(channel, code)}\n`);
       return ExitCode.failed;
     }
     const hint =
@@ -116,14 +116,10 @@ export async function pairingCommand(args: CliArgs): Promise<number> {
     const [, , userId, role] = args.positionals;
     if (!userId) throw new UsageError(`missing <user> (usage: ${usage})`);
     if (!role) throw new UsageError(`missing role owner or guest (usage: ${usage})`);
-    if (!roles.includes(role as Role)) {
-      throw new UsageError(`unknown role "${role}": expected owner or guest`);
-    }
+    if (!accessRoles.includes(role as Role)) throw new UsageError(unknownRole(role));
     const result = accessFor(args).setRole(channel, userId, role as Role);
     if (result.kind === "unknown") {
-      process.stderr.write(
-        `guppy: no admitted user ${userId} on ${channel} (see guppy pairing list ${channel}; user ids, not names)\n`,
-      );
+      process.stderr.write(`guppy: ${noAdmittedUser(channel, userId)}\n`);
       return ExitCode.failed;
     }
     process.stdout.write(
@@ -156,15 +152,11 @@ function revokeUser(args: CliArgs): number {
   const config = loadCliConfig(args);
   const result = accessFor(args, config).revoke(channel, userId);
   if (result.kind === "unknown") {
-    process.stderr.write(
-      `guppy: no admitted user ${userId} on ${channel} (see guppy pairing list ${channel}; user ids, not names)\n`,
-    );
+    process.stderr.write(`guppy: ${noAdmittedUser(channel, userId)}\n`);
     return ExitCode.failed;
   }
   if (result.kind === "allowlisted") {
-    process.stderr.write(
-      `guppy: ${describe(result.user)} is admitted by ${settingName(config, "allowedUsers")}: take the id out of it to shut them out\n`,
-    );
+    process.stderr.write(`guppy: ${admittedByAllowlist(config, result.user)}\n`);
     return ExitCode.failed;
   }
   const { policy } = channelAccessSettings(config, channel);
@@ -215,9 +207,7 @@ export async function inviteCommand(args: CliArgs): Promise<number> {
     if (!code) throw new UsageError(`missing <code> (usage: ${usage})`);
     const revoked = accessFor(args).revokeInvite(channel, code);
     if (!revoked) {
-      process.stderr.write(
-        `guppy: no unused invite on ${channel} has code ${code} (see guppy invite list ${channel})\n`,
-      );
+      process.stderr.write(`guppy: ${noUnusedInvite(channel, code)}\n`);
       return ExitCode.failed;
     }
     process.stdout.write(`Revoked invite ${revoked.code} on ${channel}: it admits no one now.\n`);
@@ -226,15 +216,8 @@ export async function inviteCommand(args: CliArgs): Promise<number> {
   throw new UsageError(`unknown invite action "${action}" (usage: ${INVITE_USAGE})`);
 }
 
-/**
- * An invite for a channel guppy does not run (no bot token) could never be redeemed: refused,
- * naming the setting that turns the channel on.
- */
+/** An invite for a channel guppy does not run could never be redeemed: refused (a config error). */
 function refuseUnconfigured(config: AppConfig, channel: string): void {
-  const descriptor = (channels as readonly ChannelDescriptor[]).find((c) => c.name === channel);
-  if (!descriptor || descriptor.enabled(config)) return;
-  const [token] = Object.values(descriptor.settings).filter((setting) => setting.secret);
-  throw new ConfigError(
-    `${descriptor.label} is not configured: set ${token?.env ?? `the ${descriptor.label} settings`} first (the invited user redeems the code by writing to the bot)`,
-  );
+  const message = unconfiguredChannel(config, channel);
+  if (message) throw new ConfigError(message);
 }

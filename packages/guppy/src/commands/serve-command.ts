@@ -19,6 +19,7 @@ import {
   takeOverRunningTrees,
 } from "@guppy/core/sandbox";
 import { createUsageTotals } from "@guppy/core/usage";
+import { createAccessAdmin } from "../access/access-admin.js";
 import type { GatewayChannel, GatewayContext } from "../channels/channel.js";
 import { apiTokenToRedact } from "../channels/http/api-token.js";
 import { removeGatewayFile, writeGatewayFile } from "../channels/http/gateway-file.js";
@@ -165,6 +166,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     },
   };
   const channels: GatewayChannel<AppConfig>[] = [];
+  context.access = createAccessAdmin(config, logger);
   context.gatewayStatus = createGatewayStatus({
     started,
     model: resolved.ref,

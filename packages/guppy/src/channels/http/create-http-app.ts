@@ -1,4 +1,5 @@
 import { type Context, Hono } from "hono";
+import { addAccessRoutes } from "./access-routes.js";
 import { bearerMatches } from "./bearer-token.js";
 import { busyMessage } from "./busy-message.js";
 import { chatCompletions } from "./chat-completions.js";
@@ -61,6 +62,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   app.get("/v1/status", (c) => statusRoute(c, backend));
   app.get("/v1/usage", (c) => usageRoute(c, backend));
   addEventsRoutes(app, backend);
+  addAccessRoutes(app, backend);
 
   /**
    * The thread id of the path, or a 4xx response. Hono has decoded the parameter already

@@ -13,6 +13,7 @@ import {
 } from "@guppy/core";
 import { canonicalThreadId, type LogEntry } from "@guppy/core/thread-layout";
 import type { UsageGrouping, UsageReport } from "@guppy/core/usage";
+import type { AccessAnswer, AccessRequest } from "../../access/access-types.js";
 import type { GatewayStatus } from "../../gateway/gateway-status.js";
 import { createAnswerText } from "./answer-text.js";
 import {
@@ -114,6 +115,8 @@ export interface BackendCalls {
   changeEvent(request: EventRequest): Promise<EventChangeResult>;
   /** Removes an event file (DELETE /v1/events/{id}); false if there was none. */
   removeEvent(id: string): Promise<boolean>;
+  /** An access route's request (/v1/access/{channel}…); undefined where the gateway has none. */
+  access(request: AccessRequest): Promise<AccessAnswer | undefined>;
 }
 
 /** GET /v1/usage's question of the ledger: the last `days` local days, totalled `by`. */
@@ -145,6 +148,7 @@ export interface LocalBackendOptions {
   usageReport?: (request: UsageRequest) => UsageReport;
   /** `<home>/events` and GUPPY_TIMEZONE, for the /v1/events routes (none: they answer 503). */
   events?: EventFilesConfig;
+  access?: (request: AccessRequest) => AccessAnswer;
 }
 
 /** The backend as direct calls on the orchestrator and store of this thread. */
@@ -209,6 +213,7 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
     gatewayStatus: async () => options.gatewayStatus?.(),
     usageReport: async (request) => options.usageReport?.(request),
     ...createEventCalls(options.events),
+    access: async (request) => options.access?.(request),
     ...(subscribe ? { subscribe: threadSubscriptions(subscribe) } : {}),
   };
 }

@@ -58,6 +58,7 @@ export function createHttpChannel(
           dir: join(config.home, EVENTS_DIR),
           ...(config.timezone !== undefined ? { timezone: config.timezone } : {}),
         },
+        ...(context.access ? { access: context.access } : {}),
       });
       const data: Omit<HttpWorkerData, "backend"> = {
         home: config.home,

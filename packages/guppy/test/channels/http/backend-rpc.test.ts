@@ -97,6 +97,7 @@ function scriptedBackend(result: SendResult) {
     gatewayStatus: async () => undefined,
     usageReport: async () => undefined,
     ...createEventCalls(undefined),
+    access: async () => undefined,
     async send(threadId, message) {
       sent.push({ threadId, message });
       if (message.type === "prompt") reply = message.reply;

@@ -26,6 +26,7 @@ function scriptedBackend(result: () => Promise<SendResult>) {
     gatewayStatus: async () => undefined,
     usageReport: async () => undefined,
     ...createEventCalls(undefined),
+    access: async () => undefined,
     async send(threadId: string, message: HttpMessage) {
       if (message.type === "prompt" && message.reply) replies.set(threadId, message.reply);
       return result();

@@ -19,6 +19,7 @@ function eventsBackend() {
     gatewayStatus: async () => undefined,
     usageReport: async () => undefined,
     ...createEventCalls(undefined),
+    access: async () => undefined,
     thread: async () => ({ status: "known", threadId: THREAD }),
     threadsInMemory: async () => ({ threads: [] }),
     threadIdsOnDisk: async () => [],

@@ -15,6 +15,7 @@ function threadsBackend(threads: string[]): HttpBackend {
     gatewayStatus: async () => undefined,
     usageReport: async () => undefined,
     ...createEventCalls(undefined),
+    access: async () => undefined,
     async thread(id) {
       let threadId: string;
       try {
