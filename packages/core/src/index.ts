@@ -54,6 +54,7 @@ export {
   type DiscoveredModel,
   discoverLocalModel,
   envKeyName,
+  listServerModels,
   localServers,
   type ResolvedModel,
   resolveModel,

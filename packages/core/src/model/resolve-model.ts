@@ -254,19 +254,36 @@ export interface DiscoveredModel {
   modelId: string;
 }
 
+/**
+ * The models an OpenAI-compatible server lists at `<baseUrl>/models`, or undefined when it does
+ * not answer in time.
+ */
+export async function listServerModels(
+  baseUrl: string,
+  timeoutMs = 400,
+  apiKey?: string,
+): Promise<string[] | undefined> {
+  try {
+    const response = await fetch(`${baseUrl.replace(/\/+$/, "")}/models`, {
+      signal: AbortSignal.timeout(timeoutMs),
+      ...(apiKey ? { headers: { authorization: `Bearer ${apiKey}` } } : {}),
+    });
+    if (!response.ok) return undefined;
+    const body = (await response.json()) as { data?: Array<{ id?: unknown }> };
+    return (body.data ?? []).flatMap((m) => (typeof m.id === "string" ? [m.id] : []));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Asks each local server for its models (short timeout); the first that answers with one wins. */
 export async function discoverLocalModel(
   servers: ReadonlyArray<{ provider: string; baseUrl: string }> = localServers,
   timeoutMs = 400,
 ): Promise<DiscoveredModel | undefined> {
   const probes = servers.map(async (server) => {
-    const response = await fetch(`${server.baseUrl}/models`, {
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (!response.ok) throw new Error(String(response.status));
-    const body = (await response.json()) as { data?: Array<{ id?: unknown }> };
-    const id = body.data?.find((m) => typeof m.id === "string")?.id;
-    if (typeof id !== "string") throw new Error("no models");
+    const id = (await listServerModels(server.baseUrl, timeoutMs))?.[0];
+    if (id === undefined) throw new Error("no models");
     return { provider: server.provider, baseUrl: server.baseUrl, modelId: id };
   });
   const results = await Promise.allSettled(probes);

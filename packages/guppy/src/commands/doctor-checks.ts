@@ -7,6 +7,10 @@ import { describeSandbox, resolveSandbox } from "@guppy/core/sandbox";
 import { checkBotToken, DISCORD_API_DEFAULT } from "../channels/discord/check-bot-token.js";
 import { readGatewayFile } from "../channels/http/gateway-file.js";
 import { type AppConfig, checkToolChannels, guppySettings } from "../channels/registry.js";
+import {
+  checkBotToken as checkTelegramToken,
+  TELEGRAM_API_DEFAULT,
+} from "../channels/telegram/check-bot-token.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { findLoosePaths, fixPermissions, type LoosePath, octal } from "./home-permissions.js";
 import { probeModel } from "./probe-model.js";
@@ -185,32 +189,20 @@ async function askJson(
   throw new Error(`${shown} answered ${response.status} without JSON`);
 }
 
-/** The Bot API root the Telegram channel uses when GUPPY_TELEGRAM_API_URL is not set. */
-const TELEGRAM_API_DEFAULT = "https://api.telegram.org";
-
 export async function checkTelegram(config: AppConfig): Promise<CheckLine> {
-  const token = config.telegramBotToken ?? "";
-  const base = (config.telegramApiUrl ?? TELEGRAM_API_DEFAULT).replace(/\/+$/, "");
-  const shown = `${maskUrlCredentials(base)}/bot****/getMe`;
-  const fix = "a token from @BotFather (/mybots → API Token) in TELEGRAM_BOT_TOKEN";
-  try {
-    const { status, body } = await askJson(`${base}/bot${token}/getMe`, shown, {}, token);
-    const result = body.result as { username?: unknown } | undefined;
-    if (body.ok === true) {
-      const user = typeof result?.username === "string" ? ` @${result.username}` : "";
-      return ok(`telegram: bot${user} accepted the token (getMe)`);
-    }
-    const said = typeof body.description === "string" ? body.description : `status ${status}`;
-    if (status === 401 || status === 404) {
-      return failed(`telegram: the bot token was refused (${shown}: ${status} ${said})`, fix);
-    }
-    return failed(`telegram: ${shown} answered ${status} ${said}`, "try again later");
-  } catch (error) {
+  const check = await checkTelegramToken(
+    config.telegramBotToken ?? "",
+    config.telegramApiUrl ?? TELEGRAM_API_DEFAULT,
+    CHANNEL_TIMEOUT_MS,
+  );
+  if (check.ok) return ok(`telegram: bot @${check.username} accepted the token (getMe)`);
+  if (check.refused) {
     return failed(
-      `telegram: ${(error as Error).message}`,
-      "check the network (or GUPPY_TELEGRAM_API_URL)",
+      `telegram: the bot token was refused (${check.problem})`,
+      "a token from @BotFather (/mybots → API Token) in TELEGRAM_BOT_TOKEN",
     );
   }
+  return failed(`telegram: ${check.problem}`, "check the network (or GUPPY_TELEGRAM_API_URL)");
 }
 
 /** Slack's Web API root; SLACK_API_URL points it elsewhere (a test server). */

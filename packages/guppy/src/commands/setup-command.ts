@@ -8,6 +8,7 @@ import {
 } from "@guppy/core";
 import { maskUrlCredentials, resolveHome } from "@guppy/core/config";
 import { type AppConfig, guppySettings } from "../channels/registry.js";
+import { checkBotToken } from "../channels/telegram/check-bot-token.js";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
@@ -17,7 +18,7 @@ import { runLogin } from "./login-command.js";
 import { probeModel } from "./probe-model.js";
 import { chooseModel, type ModelChoice, type ModelQuestions } from "./setup-model.js";
 import { CUSTOM } from "./setup-providers.js";
-import { checkBotToken, pairingSteps } from "./setup-telegram.js";
+import { pairingSteps } from "./setup-telegram.js";
 import {
   editSettingsFile,
   envFilePath,

@@ -1,4 +1,4 @@
-import { envKeyName } from "@guppy/core";
+import { envKeyName, listServerModels } from "@guppy/core";
 import { type WireApi, wireApis } from "@guppy/core/config";
 import { UsageError } from "../cli/cli-error.js";
 import type { Asker } from "../terminal/ask.js";
@@ -11,7 +11,6 @@ import {
   defaultModelId,
   type FoundServer,
   findLocalServers,
-  listServerModels,
   providerNames,
   subscriptionChoices,
   suggestModels,

@@ -1,4 +1,4 @@
-import { localServers } from "@guppy/core";
+import { listServerModels, localServers } from "@guppy/core";
 import { closestName } from "@guppy/core/config";
 import { type Api, getModels, getProviders, type Model } from "@mariozechner/pi-ai";
 
@@ -79,28 +79,6 @@ export type LocalServer = (typeof localServers)[number];
 export interface FoundServer {
   server: LocalServer;
   models: string[];
-}
-
-/**
- * The models an OpenAI-compatible server lists at `<baseUrl>/models`, or undefined when it does
- * not answer in time (core's discoverLocalModel asks the same way but keeps only the first).
- */
-export async function listServerModels(
-  baseUrl: string,
-  timeoutMs = 400,
-  apiKey?: string,
-): Promise<string[] | undefined> {
-  try {
-    const response = await fetch(`${baseUrl.replace(/\/+$/, "")}/models`, {
-      signal: AbortSignal.timeout(timeoutMs),
-      ...(apiKey ? { headers: { authorization: `Bearer ${apiKey}` } } : {}),
-    });
-    if (!response.ok) return undefined;
-    const body = (await response.json()) as { data?: Array<{ id?: unknown }> };
-    return (body.data ?? []).flatMap((m) => (typeof m.id === "string" ? [m.id] : []));
-  } catch {
-    return undefined;
-  }
 }
 
 /** The local Ollama and LM Studio that answer with at least one model. */

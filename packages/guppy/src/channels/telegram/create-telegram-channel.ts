@@ -10,11 +10,12 @@ import {
   stopChatChannel,
 } from "../bridge/start-chat-channel.js";
 import { type ChannelInfo, type GatewayChannel, refusedToken, settingName } from "../channel.js";
+import { TELEGRAM_API_DEFAULT } from "./check-bot-token.js";
 import { createGuppyTelegramAdapter } from "./guppy-telegram-adapter.js";
 import { registerTelegramCommands } from "./register-telegram-commands.js";
 import { renderTelegramMarkdown, TELEGRAM_MESSAGE_LIMIT } from "./telegram-format.js";
 
-export const TELEGRAM_API_DEFAULT = "https://api.telegram.org";
+export { TELEGRAM_API_DEFAULT };
 
 /** The settings the Telegram channel reads (its descriptor's and the access settings). */
 export type TelegramConfig = AccessConfig & { telegramBotToken?: string; telegramApiUrl?: string };
