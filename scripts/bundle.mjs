@@ -1,6 +1,6 @@
 // Bundles the built CLI (packages/guppy/dist/cli/main.js) and the worker threads (the HTTP API's
 // dist/channels/http/http-worker.js, read_url's core/dist/web/html-worker.js) into
-// packages/guppy/dist/bundle/.
+// packages/guppy/dist/bundle/, then the control UI (scripts/bundle-ui.mjs).
 // Why: typebox alone is ~700 ESM files; resolving them costs ~300 ms at every start. Bundling
 // guppy, @guppy/core, pi-ai, pi-agent-core and typebox into a few chunks halves the time to the
 // first LLM request. Everything else stays an ordinary node_modules import; dynamic imports stay
@@ -70,3 +70,5 @@ await build({
     },
   ],
 });
+
+await import("./bundle-ui.mjs");

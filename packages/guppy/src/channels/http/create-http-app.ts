@@ -1,8 +1,9 @@
 import { type Context, Hono } from "hono";
 import { addAccessRoutes } from "./access-routes.js";
-import { bearerMatches } from "./bearer-token.js";
+import { addSessionRoutes, authenticate, crossSiteRefused } from "./browser-session.js";
 import { busyMessage } from "./busy-message.js";
 import { chatCompletions } from "./chat-completions.js";
+import { addControlUiRoutes, type ControlUi } from "./control-ui.js";
 import { addEventsRoutes } from "./events-routes.js";
 import type { HttpBackend, ThreadSummary } from "./http-backend.js";
 import { honoJsonAnswer } from "./json-answer.js";
@@ -26,6 +27,8 @@ export interface HttpAppOptions {
   onStream?: (close: () => void) => () => void;
   /** Failures no response can tell of (an answer that could not be written); default stderr. */
   log?: (message: string) => void;
+  /** The control UI served at / (control-ui.ts); without it / says the UI is not built. */
+  ui?: ControlUi;
 }
 
 /** The HTTP API's routes (see docs/channels.md "HTTP API"). */
@@ -37,9 +40,18 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   app.notFound((c) => jsonError(c, 404, `No route ${c.req.method} ${c.req.path}.`, "not_found"));
 
   app.get("/health", (c) => c.json({ status: "ok" }));
+  addControlUiRoutes(app, options.ui);
+  app.use("*", bodyLimit);
+  addSessionRoutes(app, {
+    token: options.token,
+    tokenHint: options.tokenHint,
+    isLoopback: isLoopbackClient,
+  });
 
   app.use("*", async (c, next) => {
-    if (!bearerMatches(c.req.header("authorization"), options.token)) {
+    const auth = authenticate(c, options.token);
+    if (auth.status === "refused" && auth.reason === "cross_site") return crossSiteRefused(c);
+    if (auth.status === "refused") {
       // Where the token is stored is said only to a client on this machine: to anyone else who
       // can reach the port it would tell the owner's home directory.
       const hint = isLoopbackClient(c) ? ` (${options.tokenHint})` : "";
@@ -52,7 +64,6 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     }
     await next();
   });
-  app.use("*", bodyLimit);
 
   const log = options.log ?? ((message: string) => console.error(message));
   app.post("/v1/chat/completions", (c) => chatCompletions(c, backend, options.modelName, log));

@@ -1,6 +1,7 @@
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
 import { createIdleCollector } from "../../gateway/idle-collect.js";
 import { createRemoteBackend } from "./backend-rpc.js";
+import { loadControlUi } from "./control-ui.js";
 import { createHttpApp } from "./create-http-app.js";
 import { closeHttp, type Listening, listenHttp } from "./listen-http.js";
 import { HTTP_THREAD_NICENESS, lowerThreadPriority } from "./thread-priority.js";
@@ -56,6 +57,7 @@ const app = createHttpApp({
   token: data.token,
   tokenHint: data.tokenHint,
   modelName: data.modelName,
+  ui: loadControlUi(),
   log: (message) => report({ type: "log", message }),
   onStream: (close) => {
     streams.add(close);

@@ -1,0 +1,92 @@
+import type { Browser } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
+import { tempHome } from "../helpers/run-cli.js";
+import { type ServeProcess, startServe } from "../serve/serve-harness.js";
+import {
+  foreignRequests,
+  hasChromium,
+  launchBrowser,
+  openPage,
+  screenshot,
+  signIn,
+} from "./ui-harness.js";
+
+/** Issue 38 item 1: the page is served by guppy serve and let in only with the API token. */
+describe.skipIf(!hasChromium)("control UI sign-in (Chromium + guppy serve + aimock)", () => {
+  let llm: MockLlm;
+  let serve: ServeProcess;
+  let browser: Browser;
+  let cleanup: () => void;
+
+  beforeAll(async () => {
+    llm = await startMockLlm((request) => {
+      const last = lastMessage(request);
+      return { content: `You said: ${requestText({ ...request, messages: last ? [last] : [] })}` };
+    });
+    const home = tempHome();
+    cleanup = home.cleanup;
+    serve = await startServe(home.home, {
+      ...llm.env("openai-completions"),
+      GUPPY_SANDBOX: "host",
+    });
+    browser = await launchBrowser();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    serve?.child.kill("SIGTERM");
+    await serve?.exited;
+    await llm?.stop();
+    cleanup?.();
+  });
+
+  it("refuses a wrong token, lets the right one in, and keeps to its own origin", async () => {
+    const { page, watch } = await openPage(browser);
+    await page.goto(`${serve.url}/`);
+    // A loopback browser is told where the token is.
+    await page.getByText(/The token: it is stored in .*api-token/).waitFor();
+    await page.getByLabel("API token").fill("not-the-token");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const alert = page.getByRole("alert");
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/not guppy's API token/);
+    expect(await page.getByRole("navigation", { name: "Pages" }).count()).toBe(0);
+    await screenshot(page, "sign-in-refused");
+
+    await page.getByLabel("API token").fill(serve.token);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Pages" }).waitFor();
+    // The token is nowhere in the page's URL, and the cookie is out of the script's reach.
+    expect(page.url()).not.toContain(serve.token);
+    expect(await page.evaluate("document.cookie")).toBe("");
+    const cookies = await page.context().cookies();
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatchObject({ name: "guppy_session", httpOnly: true, sameSite: "Strict" });
+    expect(cookies[0]?.value).not.toContain(serve.token);
+
+    // A reload stays signed in; signing out ends it.
+    await page.reload();
+    await page.getByRole("navigation", { name: "Pages" }).waitFor();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("API token").waitFor();
+
+    expect(foreignRequests(watch, serve.url)).toEqual([]);
+    expect(watch.problems.filter((p) => !p.includes("401"))).toEqual([]);
+    // The token never reached the gateway's output.
+    expect(serve.stdout() + serve.stderr()).not.toContain(serve.token);
+    await page.context().close();
+  });
+
+  it("works on a 390-px phone screen in dark mode", async () => {
+    const { page } = await openPage(browser, { width: 390, height: 844, dark: true });
+    await signIn(page, serve);
+    const overflow = await page.evaluate(
+      "document.documentElement.scrollWidth - document.documentElement.clientWidth",
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    const background = await page.evaluate("getComputedStyle(document.body).backgroundColor");
+    expect(background).toBe("rgb(15, 17, 21)");
+    await screenshot(page, "phone-dark");
+    await page.context().close();
+  });
+});

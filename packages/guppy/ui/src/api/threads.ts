@@ -1,0 +1,81 @@
+import { get, post, query, seg } from "./client.js";
+
+// The thread routes (docs/channels.md "HTTP API"): list, status, messages, send, steer, abort,
+// /new, /compact.
+
+export type ThreadState = "inactive" | "idle" | "waiting" | "running";
+
+/** A thread as GET /v1/threads lists it. */
+export interface ThreadJson {
+  id: string;
+  state: ThreadState;
+  queued: number;
+  last_activity: string | null;
+  model: string;
+  messages: number;
+  tokens: { context: number; context_window: number };
+  cost: number;
+  subagents?: Array<{
+    id: string;
+    label?: string;
+    state: "running" | "done" | "failed" | "aborted";
+  }>;
+  events?: Array<{
+    id: string;
+    type: "immediate" | "one-shot" | "periodic";
+    schedule: string | null;
+    next_run: string | null;
+  }>;
+}
+
+export interface ThreadPageJson {
+  threads: ThreadJson[];
+  next: string | null;
+}
+
+/** A message of a thread's log (GET /v1/threads/{id}/messages). */
+export interface MessageJson {
+  id: string;
+  date: string;
+  from: string;
+  is_bot: boolean;
+  text: string;
+}
+
+export interface MessagePageJson {
+  thread_id: string;
+  messages: MessageJson[];
+  next_before: string | null;
+}
+
+export const listThreads = (page: { limit?: number; after?: string } = {}) =>
+  get<ThreadPageJson>(`/v1/threads${query(page)}`);
+
+export const threadStatus = (id: string) => get<ThreadJson>(`/v1/threads/${seg(id)}/status`);
+
+/** The newest `limit` messages, or those before `before` (a message id). */
+export const threadMessages = (id: string, page: { limit: number; before?: string }) =>
+  get<MessagePageJson>(`/v1/threads/${seg(id)}/messages${query(page)}`);
+
+export interface SentJson {
+  id: string;
+  log_id: string;
+  thread_id: string;
+  status: "queued";
+  position: number;
+}
+
+export const sendMessage = (id: string, text: string, messageId?: string) =>
+  post<SentJson>(`/v1/threads/${seg(id)}/messages`, {
+    text,
+    user: "owner",
+    ...(messageId ? { message_id: messageId } : {}),
+  });
+export const steerRun = (id: string, text: string) =>
+  post<{ status: "delivered" }>(`/v1/threads/${seg(id)}/steer`, { text });
+export const abortRun = (id: string) =>
+  post<{ status: "delivered" }>(`/v1/threads/${seg(id)}/abort`);
+export const newConversation = (id: string) =>
+  post<{ status: "reset"; archived: string | null }>(`/v1/threads/${seg(id)}/new`);
+export const compactThread = (id: string) =>
+  post<{ status: "compacted"; report: string }>(`/v1/threads/${seg(id)}/compact`);
