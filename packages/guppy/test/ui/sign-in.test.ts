@@ -1,3 +1,5 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
@@ -88,5 +90,52 @@ describe.skipIf(!hasChromium)("control UI sign-in (Chromium + guppy serve + aimo
     expect(background).toBe("rgb(15, 17, 21)");
     await screenshot(page, "phone-dark");
     await page.context().close();
+  });
+
+  it("refuses a signed-in browser's requests made by another site on this machine", async () => {
+    // Another port on 127.0.0.1 is the same *site* (SameSite=Strict sends the cookie there):
+    // only the CSRF header and the origin check stand between it and the API.
+    const target = `${serve.url}/v1/threads/http:api:evil/messages`;
+    const evilPage = `<!doctype html><title>evil</title>
+<form id="f" method="POST" action="${target}" enctype="text/plain">
+<input name='{"text":"pwned-form","x":"' value='"}'></form>
+<script>
+const results = [];
+const done = () => { document.title = "done " + results.join(" "); };
+fetch(${JSON.stringify(target)}, { method: "POST", mode: "no-cors", credentials: "include",
+  headers: { "content-type": "text/plain" }, body: '{"text":"pwned-simple"}' })
+  .then((r) => results.push("simple:" + r.type), () => results.push("simple:failed"))
+  .then(() => fetch(${JSON.stringify(target)}, { method: "POST", credentials: "include",
+    headers: { "x-guppy-csrf": "1", "content-type": "application/json" },
+    body: '{"text":"pwned-header"}' }))
+  .then((r) => results.push("header:" + r.status), () => results.push("header:blocked"))
+  .then(done);
+</script>`;
+    const evil: Server = createServer((_req, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end(evilPage);
+    });
+    await new Promise<void>((r) => evil.listen(0, "127.0.0.1", r));
+    const evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}/`;
+    try {
+      const { page } = await openPage(browser);
+      await signIn(page, serve);
+      await page.goto(evilUrl);
+      await page.waitForFunction("document.title.startsWith('done')", undefined, {
+        timeout: 15_000,
+      });
+      // The preflighted fetch is blocked by the browser (guppy grants no CORS).
+      expect(await page.title()).toContain("header:blocked");
+      // The form is sent with the cookie, and refused by guppy.
+      await page.evaluate("document.getElementById('f').submit()");
+      await page.waitForURL(target);
+      expect(await page.textContent("body")).toContain('"type":"csrf"');
+      await page.context().close();
+    } finally {
+      await new Promise((r) => evil.close(r));
+    }
+    // Nothing reached a thread or the model.
+    expect((await serve.api("/v1/threads/http:api:evil/messages")).status).toBe(404);
+    expect(llm.requests().some((r) => JSON.stringify(r).includes("pwned"))).toBe(false);
   });
 });
