@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, extname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
 import type { Hono } from "hono";
 
 // The control UI (packages/guppy/ui, built into dist/ui by scripts/bundle-ui.mjs): served at / on
@@ -10,8 +11,14 @@ import type { Hono } from "hono";
 /** The built page: index.html and its hashed assets, read once at start. */
 export interface ControlUi {
   index: string;
-  /** By file name under /ui/. */
-  assets: Map<string, { body: Uint8Array; type: string }>;
+  /** By file name under /ui/; `gzip`: the same bytes compressed once at start. */
+  assets: Map<string, Asset>;
+}
+
+interface Asset {
+  body: Uint8Array;
+  gzip: Uint8Array;
+  type: string;
 }
 
 /**
@@ -58,11 +65,13 @@ export function loadControlUi(
 }
 
 export function readControlUi(dir: string): ControlUi {
-  const assets = new Map<string, { body: Uint8Array; type: string }>();
+  const assets = new Map<string, Asset>();
   for (const name of readdirSync(dir)) {
     if (name === "index.html") continue;
     const type = TYPES[extname(name)];
-    if (type) assets.set(name, { body: readFileSync(join(dir, name)), type });
+    if (!type) continue;
+    const body = readFileSync(join(dir, name));
+    assets.set(name, { body, gzip: gzipSync(body, { level: 9 }), type });
   }
   return { index: readFileSync(join(dir, "index.html"), "utf8"), assets };
 }
@@ -94,10 +103,16 @@ export function addControlUiRoutes(app: Hono, ui: ControlUi | undefined): void {
   app.get("/ui/:file", (c) => {
     const asset = ui?.assets.get(c.req.param("file"));
     if (!asset) return c.text("Not found.\n", 404);
-    return c.body(
-      asset.body as Uint8Array<ArrayBuffer>,
-      200,
-      pageHeaders(asset.type, "public, max-age=31536000, immutable"),
-    );
+    const headers = {
+      ...pageHeaders(asset.type, "public, max-age=31536000, immutable"),
+      vary: "accept-encoding",
+    };
+    if (/\bgzip\b/.test(c.req.header("accept-encoding") ?? "")) {
+      return c.body(asset.gzip as Uint8Array<ArrayBuffer>, 200, {
+        ...headers,
+        "content-encoding": "gzip",
+      });
+    }
+    return c.body(asset.body as Uint8Array<ArrayBuffer>, 200, headers);
   });
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, describe, expect, it } from "vitest";
 import { sessionValue } from "../../../src/channels/http/browser-session.js";
 import { CONTROL_UI_CSP, readControlUi } from "../../../src/channels/http/control-ui.js";
@@ -72,6 +73,12 @@ describe("the control UI's files", () => {
     expect(js.status).toBe(200);
     expect(js.headers.get("content-type")).toMatch(/^text\/javascript/);
     expect(js.headers.get("cache-control")).toBe("public, max-age=31536000, immutable");
+    expect(await js.text()).toBe("console.log(1)");
+    const zipped = await app().request("/ui/main-ABC.js", {
+      headers: { "accept-encoding": "gzip, deflate, br" },
+    });
+    expect(zipped.headers.get("content-encoding")).toBe("gzip");
+    expect(gunzipSync(Buffer.from(await zipped.arrayBuffer())).toString()).toBe("console.log(1)");
     expect((await app().request("/ui/main-ABC.css")).headers.get("content-type")).toMatch(
       /^text\/css/,
     );
