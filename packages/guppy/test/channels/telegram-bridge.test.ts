@@ -486,10 +486,12 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       api.say(ANN, "before the album");
       album(ANN, "album-2", "what is in these photos?");
       api.say(ANN, "and which one is sharper?");
-      const t0 = Date.now();
       api.say(BOB, "hi from bob");
       await until("bob's answer", () => api.texts(BOB.id).length > 0);
-      expect(Date.now() - t0).toBeLessThan(800);
+      // Bob was not held behind the album, which settles for a second or more: by his answer,
+      // ann has at most the answer to the text before her album (an order, not a timing, so
+      // a loaded machine does not fail it).
+      expect(api.texts(ANN.id).length).toBeLessThan(2);
       await until("ann's three answers", () => api.texts(ANN.id).length >= 3, 10_000);
       const asked = prompts(before)
         .filter((p) => !p.includes("bob"))
@@ -528,10 +530,10 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       album(ANN, "album-6", "what is in these photos?");
       // The polling loop keeps the parts a second, then has them combined (another second).
       await pause(1100);
-      const t0 = Date.now();
       api.say(BOB, "hi from bob");
       await until("bob's answer", () => api.texts(BOB.id).length > 0);
-      expect(Date.now() - t0).toBeLessThan(500);
+      // Answered before the album being combined: not held behind it.
+      expect(api.texts(ANN.id)).toEqual([]);
       await until("the album's answer", () => api.texts(ANN.id).length > 0, 10_000);
     });
 
