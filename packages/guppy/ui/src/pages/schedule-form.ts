@@ -1,5 +1,5 @@
 import { html } from "htm/preact";
-import { useState } from "preact/hooks";
+import { useId, useState } from "preact/hooks";
 import { errorText } from "../api/client.js";
 import { createEvent, type EventBody, type EventJson, editEvent } from "../api/events.js";
 import {
@@ -104,6 +104,7 @@ export function ScheduleForm({ threads, event, onSaved, onDiscard }: ScheduleFor
   const [busy, setBusy] = useState(false);
   const set = (patch: Partial<FormValues>) => setValues((v) => ({ ...v, ...patch }));
   const edit = event !== undefined;
+  const ids = useId();
 
   const choices =
     event && "thread" in event.target && !threads.includes(event.target.thread)
@@ -135,9 +136,10 @@ export function ScheduleForm({ threads, event, onSaved, onDiscard }: ScheduleFor
   return html`
     <form class="schedule-form card" onSubmit=${submit} aria-label=${edit ? `Edit event ${event.id}` : "New event"}>
       <h2>${edit ? html`Edit <code>${event.id}</code>` : "New event"}</h2>
-      <label>
-        Thread
+      <div class="field">
+        <label for=${`${ids}-thread`}>Thread</label>
         <select
+          id=${`${ids}-thread`}
           value=${values.threadChoice}
           onChange=${(e: Event) => set({ threadChoice: input(e) })}
         >
@@ -151,18 +153,19 @@ export function ScheduleForm({ threads, event, onSaved, onDiscard }: ScheduleFor
           ${choices.map((id) => html`<option value=${id}>${id}</option>`)}
           <option value=${OTHER}>Another thread…</option>
         </select>
-      </label>
+      </div>
       ${
         values.threadChoice === OTHER
-          ? html`<label>
-              Thread id
+          ? html`<div class="field">
+              <label for=${`${ids}-thread-id`}>Thread id</label>
               <input
+                id=${`${ids}-thread-id`}
                 value=${values.threadText}
                 placeholder="http:api:reminders"
                 autocomplete="off"
                 onInput=${(e: Event) => set({ threadText: input(e) })}
               />
-            </label>`
+            </div>`
           : null
       }
       <fieldset class="kind">
@@ -170,7 +173,7 @@ export function ScheduleForm({ threads, event, onSaved, onDiscard }: ScheduleFor
         <label class="inline">
           <input
             type="radio"
-            name="kind"
+            name=${`${ids}-kind`}
             value="one-shot"
             checked=${values.kind === "one-shot"}
             onChange=${() => set({ kind: "one-shot" })}
@@ -180,7 +183,7 @@ export function ScheduleForm({ threads, event, onSaved, onDiscard }: ScheduleFor
         <label class="inline">
           <input
             type="radio"
-            name="kind"
+            name=${`${ids}-kind`}
             value="periodic"
             checked=${values.kind === "periodic"}
             onChange=${() => set({ kind: "periodic" })}
@@ -190,49 +193,60 @@ export function ScheduleForm({ threads, event, onSaved, onDiscard }: ScheduleFor
       </fieldset>
       ${
         values.kind === "one-shot"
-          ? html`<label>
-              Run at
+          ? html`<div class="field">
+              <label for=${`${ids}-at`}>Run at</label>
               <input
+                id=${`${ids}-at`}
                 type="datetime-local"
                 step="1"
                 value=${values.at}
+                aria-describedby=${`${ids}-at-hint`}
                 onInput=${(e: Event) => set({ at: input(e) })}
               />
-              <span class="hint">Your local time: ${browserZone()} (UTC${offsetText(atDate)})</span>
-            </label>`
-          : html`<label>
-                Cron expression
+              <span class="hint" id=${`${ids}-at-hint`}>
+                Your local time: ${browserZone()} (UTC${offsetText(atDate)})
+              </span>
+            </div>`
+          : html`<div class="field">
+                <label for=${`${ids}-cron`}>Cron expression</label>
                 <input
+                  id=${`${ids}-cron`}
                   class="mono"
                   value=${values.cron}
                   placeholder="0 9 * * 1-5"
                   autocomplete="off"
                   spellcheck=${false}
+                  aria-describedby=${`${ids}-cron-hint`}
                   onInput=${(e: Event) => set({ cron: input(e) })}
                 />
-                <span class="hint">
+                <span class="hint" id=${`${ids}-cron-hint`}>
                   minute hour day month weekday${words ? html` — <strong>${words}</strong>` : null}
                 </span>
-              </label>
-              <label>
-                Time zone
+              </div>
+              <div class="field">
+                <label for=${`${ids}-zone`}>Time zone</label>
                 <input
+                  id=${`${ids}-zone`}
                   value=${values.timezone}
                   placeholder="the gateway's (GUPPY_TIMEZONE)"
                   autocomplete="off"
+                  aria-describedby=${`${ids}-zone-hint`}
                   onInput=${(e: Event) => set({ timezone: input(e) })}
                 />
-                <span class="hint">The zone the cron is read in; yours is ${browserZone()}.</span>
-              </label>`
+                <span class="hint" id=${`${ids}-zone-hint`}>
+                  The zone the cron is read in (empty: the gateway's); yours is ${browserZone()}.
+                </span>
+              </div>`
       }
-      <label>
-        Text
+      <div class="field">
+        <label for=${`${ids}-text`}>Text</label>
         <textarea
+          id=${`${ids}-text`}
           rows="3"
           value=${values.text}
           onInput=${(e: Event) => set({ text: input(e) })}
         ></textarea>
-      </label>
+      </div>
       ${error ? html`<p class="error" role="alert">${error}</p>` : null}
       <div class="actions">
         <button type="submit" disabled=${busy}>${edit ? "Save" : "Schedule"}</button>
