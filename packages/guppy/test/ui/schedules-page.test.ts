@@ -279,7 +279,7 @@ describe.skipIf(!hasChromium)("Schedules page (Chromium + guppy serve + aimock)"
         id: "phone-check",
         type: "periodic",
         thread: "http:api:a-rather-long-thread-name-for-a-phone",
-        text: "A long reminder text that has to wrap on a narrow phone screen without scrolling sideways.",
+        text: "A long reminder <img src=x onerror=alert(1)> that has to wrap on a narrow phone screen without scrolling sideways.",
         schedule: "*/15 * * * *",
       }),
     });
@@ -290,6 +290,11 @@ describe.skipIf(!hasChromium)("Schedules page (Chromium + guppy serve + aimock)"
     expect(await page.locator('tr[data-event-id="phone-check"]').textContent()).toContain(
       "every 15 minutes",
     );
+    // Text from the API is text: the tag shows as typed, and no image (nor alert) comes of it.
+    expect(
+      await page.locator('tr[data-event-id="phone-check"] .event-text').textContent(),
+    ).toContain("<img src=x onerror=alert(1)>");
+    expect(await page.locator('tr[data-event-id="phone-check"] img').count()).toBe(0);
     const overflow = await page.evaluate(
       "document.documentElement.scrollWidth - document.documentElement.clientWidth",
     );
