@@ -377,6 +377,33 @@ describe.skipIf(!hasChromium)("control UI usage page (Chromium + guppy serve + a
     await page.context().close();
   }, 180_000);
 
+  it("shows a failed call as one line and keeps what did load", async () => {
+    const { page, watch } = await openPage(browser);
+    // The status route answering as a gateway without one does (status-route.ts): the ledger's
+    // charts still show, the failure is one line in an alert.
+    await page.route("**/v1/status", (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: "application/json",
+        body: JSON.stringify({
+          error: { message: "This gateway gives no status.", type: "unavailable" },
+        }),
+      }),
+    );
+    await signIn(page, serve, "#/usage");
+    const alert = page.getByRole("alert");
+    await alert.waitFor({ timeout: 30_000 });
+    expect((await alert.textContent())?.trim()).toBe("This gateway gives no status.");
+    await page
+      .getByRole("region", { name: "Tokens per day" })
+      .locator("canvas")
+      .first()
+      .waitFor({ timeout: 30_000 });
+    expect(await page.getByRole("region", { name: "Today" }).count()).toBe(0);
+    expect(watch.problems.filter((p) => !p.includes("503"))).toEqual([]);
+    await page.context().close();
+  }, 120_000);
+
   it("works on a 390-px phone screen in dark mode", async () => {
     const { page, watch } = await openPage(browser, { width: 390, height: 844, dark: true });
     await signIn(page, serve, "#/usage");

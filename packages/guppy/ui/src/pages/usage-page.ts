@@ -57,25 +57,27 @@ export function UsagePage() {
   useEffect(() => {
     let live = true;
     setLoading(true);
-    Promise.all([
+    // The ledger's report and the status's totals fail apart: one missing leaves the other shown.
+    const failed = (e: unknown) => {
+      if (live) setError(errorText(e));
+    };
+    const ledgerDone = Promise.all([
       usageReport(range, "day"),
       usageReport(range, "thread"),
       usageReport(range, "model"),
-      recentUsage(),
-    ]).then(
-      ([byDay, byThread, byModel, totals]) => {
-        if (!live) return;
-        setLedger({ days: everyDay(byDay), total: byDay.total, byThread, byModel });
-        setRecent(totals);
-        setError(undefined);
-        setLoading(false);
-      },
-      (e) => {
-        if (!live) return;
-        setError(errorText(e));
-        setLoading(false);
-      },
-    );
+    ]).then(([byDay, byThread, byModel]) => {
+      if (live) setLedger({ days: everyDay(byDay), total: byDay.total, byThread, byModel });
+    });
+    const recentDone = recentUsage().then((totals) => {
+      if (live) setRecent(totals);
+    });
+    Promise.all([ledgerDone, recentDone])
+      .then(() => {
+        if (live) setError(undefined);
+      }, failed)
+      .finally(() => {
+        if (live) setLoading(false);
+      });
     return () => {
       live = false;
     };
