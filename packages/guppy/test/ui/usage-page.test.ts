@@ -372,6 +372,14 @@ describe.skipIf(!hasChromium)("control UI usage page (Chromium + guppy serve + a
         expect(threadRows.map((r) => r[0])).not.toContain(`${OLD_THREAD}~sub-1`);
       }
     }
+    // The system turning dark redraws the charts in the dark colours (PAINTED reads the
+    // variables anew: the light blue is too far from the dark one to be counted).
+    await page.emulateMedia({ colorScheme: "dark" });
+    await expect
+      .poll(async () => ((await page.evaluate(PAINTED)) as Record<string, number>).input, {
+        timeout: 30_000,
+      })
+      .toBeGreaterThan(0);
     expect(foreignRequests(watch, serve.url)).toEqual([]);
     expect(watch.problems).toEqual([]);
     await page.context().close();
