@@ -54,9 +54,9 @@ describe.skipIf(!hasChromium)(
     const held = gate();
 
     /**
-     * The scripted model. "gated tool": a little text, then a bash call that waits for a file;
-     * after the tool (or a steer), an answer held until the test lets it go; "hold on": an answer
-     * held until the end; anything else is echoed.
+     * The scripted model. "gated tool": a little text, then a bash call that prints a line and
+     * waits for a file; after the tool (or a steer), an answer held until the test lets it go;
+     * "hold on": an answer held until the end; anything else is echoed.
      */
     const script = async (request: ChatCompletionRequest): Promise<FixtureResponse> => {
       const last = request.messages[request.messages.length - 1];
@@ -66,7 +66,7 @@ describe.skipIf(!hasChromium)(
         return { content: "All done: the tool said hello, and I was steered." };
       }
       if (text.includes("gated tool")) {
-        const command = `while [ ! -f ${toolGate} ]; do sleep 0.1; done; echo tool-said-hello`;
+        const command = `echo waiting-for-gate; while [ ! -f ${toolGate} ]; do sleep 0.1; done; echo tool-said-hello`;
         return {
           content: "Let me check. ",
           toolCalls: [{ name: "bash", arguments: JSON.stringify({ command }) }],
@@ -137,7 +137,7 @@ describe.skipIf(!hasChromium)(
       await liveRun().locator('.tool-row[data-tool-state="running"]').waitFor({ timeout: 30_000 });
       const row = liveRun().locator(".tool-row").first();
       expect(await row.locator(".tool-name").textContent()).toBe("bash");
-      expect(await row.locator(".tool-args").textContent()).toContain("tool-gate");
+      expect(await row.locator(".tool-args").textContent()).toContain("waiting-for-gate");
       expect(await liveRun().getAttribute("data-state")).toBe("running");
       expect(await messages().textContent()).not.toContain("Let me check.");
       // While it runs the box steers, and Stop is there.
@@ -157,6 +157,10 @@ describe.skipIf(!hasChromium)(
       // Opened, the running row shows its arguments whole.
       await row.locator("summary").click();
       expect(await row.locator(".tool-args-full").textContent()).toContain("tool-said-hello");
+      // …and the running tool's last output lines.
+      await row
+        .locator(".tool-output", { hasText: "waiting-for-gate" })
+        .waitFor({ timeout: 30_000 });
 
       // A steer while it runs.
       const before = llm.requests.length;
@@ -234,6 +238,14 @@ describe.skipIf(!hasChromium)(
       expect(await composer().inputValue()).toBe("line one\nline two");
       await composer().press("Enter");
       await messageShown("echo: line one\nline two");
+
+      // /compact goes to POST …/compact, and its report shows as one line.
+      await composer().fill("/compact");
+      await composer().press("Enter");
+      const report = page.locator(".live-line.report").last();
+      await report.waitFor({ timeout: 60_000 });
+      expect((await report.textContent())?.trim()).not.toBe("");
+      expect(await composer().inputValue()).toBe("");
 
       await composer().fill("/new");
       await composer().press("Enter");
