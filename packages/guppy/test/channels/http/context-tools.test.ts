@@ -56,7 +56,7 @@ describe("contextTools (GET /v1/threads/{id}/tools from context.jsonl)", () => {
     expect(c2?.is_error).toBe(true);
     expect(c2?.result_truncated).toBe(true);
     expect(c2?.result).toHaveLength(TOOL_TEXT_LIMIT + 1);
-    expect((c2?.args as { path: string }).path).toHaveLength(TOOL_TEXT_LIMIT + 1);
+    expect((c2?.args as { path: string } | undefined)?.path).toHaveLength(TOOL_TEXT_LIMIT + 1);
     expect(c3).toMatchObject({
       result: "/home",
       result_truncated: false,
