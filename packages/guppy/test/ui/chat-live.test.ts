@@ -25,6 +25,8 @@ import {
 
 const THREAD = "http:api:live-ui";
 const HASH = `#/chat/${encodeURIComponent(THREAD)}`;
+/** Model text that would run script if it were taken as HTML. */
+const INJECTION = "<img src=x onerror=alert(1)>";
 
 /** A promise the test resolves when it wants the mock to answer. */
 function gate() {
@@ -68,7 +70,7 @@ describe.skipIf(!hasChromium)(
       if (text.includes("gated tool")) {
         const command = `echo waiting-for-gate; while [ ! -f ${toolGate} ]; do sleep 0.1; done; echo tool-said-hello`;
         return {
-          content: "Let me check. ",
+          content: `Let me check. ${INJECTION} `,
           toolCalls: [{ name: "bash", arguments: JSON.stringify({ command }) }],
         };
       }
@@ -139,6 +141,9 @@ describe.skipIf(!hasChromium)(
       expect(await row.locator(".tool-name").textContent()).toBe("bash");
       expect(await row.locator(".tool-args").textContent()).toContain("waiting-for-gate");
       expect(await liveRun().getAttribute("data-state")).toBe("running");
+      // The model's markup is text on the page, not an element.
+      expect(await liveRun().textContent()).toContain(INJECTION);
+      expect(await liveRun().locator("img").count()).toBe(0);
       expect(await messages().textContent()).not.toContain("Let me check.");
       // While it runs the box steers, and Stop is there.
       expect(await page.getByRole("button", { name: "Steer" }).count()).toBe(1);
@@ -230,6 +235,25 @@ describe.skipIf(!hasChromium)(
         );
       }
     }, 120_000);
+
+    it("counts a prompt queued behind the run, which runs once the run is stopped", async () => {
+      await composer().fill("hold on (queue)");
+      await composer().press("Enter");
+      await page.getByRole("button", { name: "Stop" }).waitFor({ timeout: 30_000 });
+      // Another client's prompt waits behind the run.
+      const queued = await serve.api(`/v1/threads/${THREAD}/messages`, {
+        method: "POST",
+        body: JSON.stringify({ text: "queued one" }),
+      });
+      expect(queued.status).toBe(202);
+      await page
+        .locator(".live-queued", { hasText: "1 prompt queued" })
+        .waitFor({ timeout: 30_000 });
+      await page.getByRole("button", { name: "Stop" }).click();
+      await messageShown("echo: queued one");
+      await page.locator(".live-queued").waitFor({ state: "detached", timeout: 30_000 });
+      await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 30_000 });
+    }, 60_000);
 
     it("makes a newline with Shift+Enter, and /new starts the conversation afresh", async () => {
       await composer().fill("line one");
