@@ -3,6 +3,7 @@ import { addAccessRoutes } from "./access-routes.js";
 import { addSessionRoutes, authenticate, crossSiteRefused } from "./browser-session.js";
 import { busyMessage } from "./busy-message.js";
 import { chatCompletions } from "./chat-completions.js";
+import { contextToolsRoute } from "./context-tools-route.js";
 import { addControlUiRoutes, type ControlUi } from "./control-ui.js";
 import { addEventsRoutes } from "./events-routes.js";
 import type { HttpBackend, ThreadSummary } from "./http-backend.js";
@@ -253,6 +254,12 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     const id = await threadParam(c, true);
     if (typeof id !== "string") return id;
     return threadMessagesRoute(c, backend, id);
+  });
+
+  app.get("/v1/threads/:id/tools", async (c) => {
+    const id = await threadParam(c, true);
+    if (typeof id !== "string") return id;
+    return contextToolsRoute(c, backend, id);
   });
 
   for (const kind of ["steer", "abort"] as const) {
