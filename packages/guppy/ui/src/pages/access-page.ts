@@ -193,22 +193,22 @@ function Pending({
       pending.length === 0
         ? html`<p class="muted">None.</p>`
         : html`<div class="access-scroll">
-            <table aria-labelledby=${id}>
-              <thead>
-                <tr>
-                  <th scope="col">User</th>
-                  <th scope="col">Code</th>
-                  <th scope="col">Requested</th>
-                  <th scope="col"><span class="visually-hidden">Actions</span></th>
+            <table role="table" aria-labelledby=${id}>
+              <thead role="rowgroup">
+                <tr role="row">
+                  <th role="columnheader" scope="col">User</th>
+                  <th role="columnheader" scope="col">Code</th>
+                  <th role="columnheader" scope="col">Requested</th>
+                  <th role="columnheader" scope="col"><span class="visually-hidden">Actions</span></th>
                 </tr>
               </thead>
-              <tbody>
+              <tbody role="rowgroup">
                 ${pending.map(
-                  (p) => html`<tr key=${p.code}>
-                    <td>${who(p)}</td>
-                    <td><code>${p.code}</code></td>
-                    <td>${localTime(p.requested)}</td>
-                    <td class="access-actions">
+                  (p) => html`<tr role="row" key=${p.code}>
+                    <td role="cell" data-label="User">${who(p)}</td>
+                    <td role="cell" data-label="Code"><code>${p.code}</code></td>
+                    <td role="cell" data-label="Requested">${localTime(p.requested)}</td>
+                    <td role="cell"><div class="access-actions">
                       ${ROLES.map(
                         (role) => html`<button
                           type="button"
@@ -229,7 +229,7 @@ function Pending({
                       >
                         Deny
                       </button>
-                    </td>
+                    </div></td>
                   </tr>`,
                 )}
               </tbody>
@@ -261,20 +261,20 @@ function Users({
       users.length === 0
         ? html`<p class="muted">None.</p>`
         : html`<div class="access-scroll">
-            <table aria-labelledby=${id}>
-              <thead>
-                <tr>
-                  <th scope="col">User</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">Admitted by</th>
-                  <th scope="col"><span class="visually-hidden">Actions</span></th>
+            <table role="table" aria-labelledby=${id}>
+              <thead role="rowgroup">
+                <tr role="row">
+                  <th role="columnheader" scope="col">User</th>
+                  <th role="columnheader" scope="col">Role</th>
+                  <th role="columnheader" scope="col">Admitted by</th>
+                  <th role="columnheader" scope="col"><span class="visually-hidden">Actions</span></th>
                 </tr>
               </thead>
-              <tbody>
+              <tbody role="rowgroup">
                 ${users.map(
-                  (u) => html`<tr key=${u.user}>
-                    <td>${who(u)}</td>
-                    <td>
+                  (u) => html`<tr role="row" key=${u.user}>
+                    <td role="cell" data-label="User">${who(u)}</td>
+                    <td role="cell" data-label="Role">
                       <select
                         aria-label=${`Role of ${who(u)}`}
                         value=${u.role}
@@ -287,8 +287,8 @@ function Users({
                         ${ROLES.map((r) => html`<option value=${r}>${r}</option>`)}
                       </select>
                     </td>
-                    <td>${u.source === "allowed_users" ? "GUPPY_ALLOWED_USERS" : "approval"}</td>
-                    <td class="access-actions">
+                    <td role="cell" data-label="Admitted by">${u.source === "allowed_users" ? "GUPPY_ALLOWED_USERS" : "approval"}</td>
+                    <td role="cell"><div class="access-actions">
                       ${
                         u.source === "allowed_users"
                           ? html`<span class="muted small">only the setting can revoke</span>`
@@ -312,7 +312,7 @@ function Users({
                                 Revoke
                               </button>`
                       }
-                    </td>
+                    </div></td>
                   </tr>`,
                 )}
               </tbody>
@@ -367,22 +367,22 @@ function Invites({
 }) {
   if (invites.length === 0) return html`<p class="muted">No unused invites.</p>`;
   return html`<div class="access-scroll">
-    <table aria-labelledby=${labelledBy}>
-      <thead>
-        <tr>
-          <th scope="col">Code</th>
-          <th scope="col">Role</th>
-          <th scope="col">Created</th>
-          <th scope="col"><span class="visually-hidden">Actions</span></th>
+    <table role="table" aria-labelledby=${labelledBy}>
+      <thead role="rowgroup">
+        <tr role="row">
+          <th role="columnheader" scope="col">Code</th>
+          <th role="columnheader" scope="col">Role</th>
+          <th role="columnheader" scope="col">Created</th>
+          <th role="columnheader" scope="col"><span class="visually-hidden">Actions</span></th>
         </tr>
       </thead>
-      <tbody>
+      <tbody role="rowgroup">
         ${invites.map(
-          (i) => html`<tr key=${i.code}>
-            <td><code>${i.code}</code></td>
-            <td>${i.role}</td>
-            <td>${localTime(i.created)}</td>
-            <td class="access-actions">
+          (i) => html`<tr role="row" key=${i.code}>
+            <td role="cell" data-label="Code"><code>${i.code}</code></td>
+            <td role="cell" data-label="Role">${i.role}</td>
+            <td role="cell" data-label="Created">${localTime(i.created)}</td>
+            <td role="cell"><div class="access-actions">
               <button
                 type="button"
                 class="secondary"
@@ -392,7 +392,7 @@ function Invites({
               >
                 Revoke
               </button>
-            </td>
+            </div></td>
           </tr>`,
         )}
       </tbody>
