@@ -149,7 +149,21 @@ describe.skipIf(!hasChromium)(
 
       await screenshot(page, "access-admitted");
 
-      // Revoke asks first; Cancel leaves her in.
+      // Revoke asks first, its confirm button focused; Escape (or Cancel) leaves her in, the
+      // focus back on Revoke.
+      const focused = () => page.evaluate("document.activeElement?.textContent?.trim()");
+      await eveRow.getByRole("button", { name: "Revoke: eve (6666)" }).click();
+      await waitFor(
+        async () => ((await focused()) === "Yes, revoke" ? true : undefined),
+        10_000,
+        "the confirm button focused",
+      );
+      await page.keyboard.press("Escape");
+      await waitFor(
+        async () => ((await focused()) === "Revoke" ? true : undefined),
+        10_000,
+        "Revoke focused again",
+      );
       await eveRow.getByRole("button", { name: "Revoke: eve (6666)" }).click();
       await eveRow.getByRole("button", { name: "Cancel" }).click();
       expect((await list()).users.some((u) => u.user === String(EVE.id))).toBe(true);

@@ -300,7 +300,10 @@ function Users({
                                   setConfirming(undefined);
                                   void act(`revoke-${u.user}`, () => revokeUser(channel, u.user));
                                 }}
-                                onCancel=${() => setConfirming(undefined)}
+                                onCancel=${() => {
+                                  setConfirming(undefined);
+                                  focusButton(`Revoke: ${who(u)}`);
+                                }}
                               />`
                             : html`<button
                                 type="button"
@@ -320,6 +323,13 @@ function Users({
           </div>`
     }
   `;
+}
+
+/** Puts the focus back on the button named `label` once it is drawn again (after a Cancel). */
+function focusButton(label: string): void {
+  requestAnimationFrame(() =>
+    document.querySelector<HTMLButtonElement>(`button[aria-label="${CSS.escape(label)}"]`)?.focus(),
+  );
 }
 
 /** The second step of a revoke: says what it does; the confirm button takes the focus. */
