@@ -18,6 +18,7 @@ import {
 
 interface StatusJson {
   uptime_seconds: number;
+  usage: { today: { requests: number } };
   memory: { rss_bytes: number };
   recent_errors: Array<{ message: string }>;
 }
@@ -93,6 +94,30 @@ describe.skipIf(!hasChromium)(
       expect(
         await page.getByText("No warnings or errors logged since the gateway started.").count(),
       ).toBe(1);
+
+      // A turn answered: today's requests on the page are the ledger's (GET /v1/status's).
+      const hello = await serve.api("/v1/threads/http:api:status-ok/messages", {
+        method: "POST",
+        body: JSON.stringify({ text: "hello", user: "tester" }),
+      });
+      expect(hello.status).toBe(202);
+      const today = await waitFor(
+        async () => {
+          const s = (await (await serve.api("/v1/status")).json()) as StatusJson;
+          return s.usage.today.requests > 0 ? s.usage.today.requests : undefined;
+        },
+        30_000,
+        "the turn in the ledger",
+      );
+      const requests = page.getByRole("row", { name: /^Requests/ }).locator("td");
+      await waitFor(
+        async () => {
+          const cells = (await requests.allTextContents()).map((t) => t.trim());
+          return cells.join(" ") === `${today} ${today}` ? true : undefined;
+        },
+        20_000,
+        "today's and the month's requests on the page",
+      );
 
       // A provider's 500 on a turn: logged as the run's error, on the page within a refresh.
       const sent = await serve.api("/v1/threads/http:api:status-ui/messages", {
