@@ -178,6 +178,7 @@ export async function serveCommand(args: CliArgs): Promise<number> {
       })),
     events: () => events.list(),
     usage,
+    recentErrors: gw.recentErrors,
   });
   try {
     for (const channel of await loadEnabledChannels(config)) {

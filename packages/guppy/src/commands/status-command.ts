@@ -6,6 +6,7 @@ import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
 import { totalsFromJson } from "../gateway/gateway-status.js";
 import { totalsText } from "../terminal/status-text.js";
+import { terminalSafe } from "../terminal/terminal-safe.js";
 import { loadCliConfig } from "./load-cli-config.js";
 
 /** How long the gateway has to answer before it is reported as not answering. */
@@ -73,6 +74,9 @@ function statusLines(json: Record<string, unknown>): string {
   const next = events.next ? obj(events.next) : undefined;
   const usage = obj(json.usage);
   const count = num(events.count);
+  const memory = obj(json.memory);
+  const errors = Array.isArray(json.recent_errors) ? json.recent_errors.map(obj) : [];
+  const last = errors.at(-1);
   return `${[
     `guppy is running (pid ${num(json.pid)}, up ${duration(num(json.uptime_seconds))}, since ${str(json.started)})`,
     `model     ${str(json.model)}`,
@@ -81,7 +85,21 @@ function statusLines(json: Record<string, unknown>): string {
     `events    ${count} scheduled${next ? `, next ${str(next.id)} at ${str(next.at)} (${str(next.target)})` : ""}`,
     `today     ${totalsText(totalsFromJson(usage.today))}`,
     `month     ${totalsText(totalsFromJson(usage.month))}`,
+    ...(json.memory
+      ? [`memory    ${mb(num(memory.rss_bytes))} RSS, ${mb(num(memory.heap_used_bytes))} heap`]
+      : []),
+    // The newest only: the rest are in the log (or GET /v1/status's `recent_errors`).
+    ...(last
+      ? [
+          `problems  ${errors.length} recent warning(s)/error(s), last at ${str(last.time)}: ${terminalSafe(str(last.message))}`,
+        ]
+      : []),
   ].join("\n")}\n`;
+}
+
+/** `123.4 MB` (10^6 bytes, as the status page shows it). */
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
 }
 
 /** `3 d 4 h`, `2 h 5 min`, `12 min`, `40 s`. */

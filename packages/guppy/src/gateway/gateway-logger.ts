@@ -4,6 +4,7 @@ import type { EventBusReport, Logger, OrchestratorEvent, Redactor } from "@guppy
 import { oneLine } from "@guppy/core/runner";
 import { pino } from "pino";
 import { terminalSafe } from "../terminal/terminal-safe.js";
+import { createRecentErrors, type LoggedProblem } from "./recent-errors.js";
 import { createLogFileWriter, createTurnBatchedWriter } from "./turn-batched-writer.js";
 
 export interface GatewayLogger {
@@ -17,6 +18,11 @@ export interface GatewayLogger {
   terminalClosed(reason: string): void;
   readonly path: string;
   flush(): void;
+  /**
+   * The last warnings and errors logged (a run's error event among them), oldest first, redacted
+   * as the log is: GET /v1/status's `recent_errors`.
+   */
+  recentErrors(): LoggedProblem[];
 }
 
 /** `<home>/logs/gateway.log`: pino JSON lines; the terminal gets one short line per event. */
@@ -54,6 +60,12 @@ export function createGatewayLogger(options: {
   const say = (text: string) => {
     terminal.write(`${stamp()} ${terminalSafe(redact(text))}\n`);
   };
+  const recent = createRecentErrors();
+  /** A warning or error: on the terminal and in the ring the status page reads. */
+  const problem = (level: LoggedProblem["level"], text: string) => {
+    say(text);
+    recent.add(level, terminalSafe(redact(text)));
+  };
   const destination = createLogFileWriter(path, (error) =>
     say(`warning: could not write ${path}: ${String(error)}`),
   );
@@ -67,11 +79,11 @@ export function createGatewayLogger(options: {
     info: (m, f) => file.info(f ?? {}, m),
     warn: (m, f) => {
       file.warn(f ?? {}, m);
-      say(`warning: ${m}`);
+      problem("warn", `warning: ${m}`);
     },
     error: (m, f) => {
       file.error(f ?? {}, m);
-      say(`error: ${m}${f?.error ? ` (${String(f.error)})` : ""}`);
+      problem("error", `error: ${m}${f?.error ? ` (${String(f.error)})` : ""}`);
     },
   };
 
@@ -84,6 +96,10 @@ export function createGatewayLogger(options: {
       if (line === undefined) return;
       file.info({ event: eventFields(event) }, line);
       say(`${event.threadId}  ${line}`);
+      // A run's error (the provider failed, the context overflowed) is the user's problem to see.
+      if (event.type === "runner" && event.event.type === "error") {
+        recent.add("error", terminalSafe(redact(`${event.threadId} ${line.trim()}`)));
+      }
     },
     terminalClosed(reason) {
       if (!terminalOpen) return;
@@ -97,6 +113,7 @@ export function createGatewayLogger(options: {
       terminal.flushSync();
       destination.flushSync();
     },
+    recentErrors: recent.list,
   };
 }
 

@@ -1,6 +1,7 @@
 import type { LedgerTotals, RuntimeOrchestrator } from "@guppy/core";
 import type { ScheduledEvent } from "@guppy/core/events";
 import type { UsageTotalsReader } from "@guppy/core/usage";
+import type { LoggedProblem } from "./recent-errors.js";
 
 /** A channel of the gateway as `guppy status` shows it. */
 export interface ChannelState {
@@ -33,6 +34,13 @@ export interface GatewayStatus {
   };
   /** From the usage ledger: local day and month (GUPPY_TIMEZONE). */
   usage: { today: LedgerTotals; month: LedgerTotals };
+  /**
+   * The gateway process's memory: `rssBytes` is the whole process's (the HTTP worker thread
+   * included), `heapUsedBytes` the main thread's V8 heap.
+   */
+  memory: { rssBytes: number; heapUsedBytes: number };
+  /** The last warnings and errors of the log, oldest first. */
+  recentErrors: LoggedProblem[];
 }
 
 export interface GatewayStatusSources {
@@ -43,6 +51,8 @@ export interface GatewayStatusSources {
   channels: () => ChannelState[];
   events: () => ScheduledEvent[];
   usage: UsageTotalsReader;
+  /** The gateway logger's ring of its last warnings and errors (none given: an empty list). */
+  recentErrors?: () => LoggedProblem[];
   now?: () => Date;
 }
 
@@ -82,8 +92,16 @@ export function createGatewayStatus(sources: GatewayStatusSources): () => Gatewa
           : {}),
       },
       usage: sources.usage.recent(),
+      memory: memoryNow(),
+      recentErrors: sources.recentErrors?.() ?? [],
     };
   };
+}
+
+/** The process's resident set and the main thread's heap, read at each status. */
+function memoryNow(): GatewayStatus["memory"] {
+  const m = process.memoryUsage();
+  return { rssBytes: m.rss, heapUsedBytes: m.heapUsed };
 }
 
 /** GET /v1/status's totals (channels/http/status-route.ts) read back (a client's side: `guppy status`, an attached chat). */

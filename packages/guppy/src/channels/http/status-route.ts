@@ -43,12 +43,19 @@ export function gatewayStatusJson(s: GatewayStatus) {
       next: s.events.next ?? null,
     },
     usage: { today: totalsJson(s.usage.today), month: totalsJson(s.usage.month) },
+    memory: { rss_bytes: s.memory.rssBytes, heap_used_bytes: s.memory.heapUsedBytes },
+    recent_errors: s.recentErrors.map((e) => ({
+      time: e.time,
+      level: e.level,
+      message: e.message,
+    })),
   };
 }
 
 /**
  * GET /v1/status: the gateway's uptime, model, channels, threads running and queued, scheduled
- * events and today's and this month's usage — what `guppy status` prints.
+ * events, today's and this month's usage, memory and the log's recent warnings and errors —
+ * what `guppy status` prints.
  */
 export async function statusRoute(c: Context, backend: HttpBackend): Promise<Response> {
   const status = await backend.gatewayStatus();
