@@ -214,8 +214,8 @@ describe.skipIf(!hasChromium)(
       );
     }, 120_000);
 
-    it("stops a held run with Esc, then another with the Stop button", async () => {
-      for (const how of ["Escape", "Stop button"] as const) {
+    it("stops a held run with Esc (in the box, then elsewhere on the page), then with the Stop button", async () => {
+      for (const how of ["Escape", "Escape on the page", "Stop button"] as const) {
         const before = llm.requests.length;
         await composer().fill(`hold on (${how})`);
         await composer().press("Enter");
@@ -227,7 +227,10 @@ describe.skipIf(!hasChromium)(
           "the request",
         );
         if (how === "Escape") await composer().press("Escape");
-        else await page.getByRole("button", { name: "Stop" }).click();
+        else if (how === "Escape on the page") {
+          await composer().blur();
+          await page.keyboard.press("Escape");
+        } else await page.getByRole("button", { name: "Stop" }).click();
         await page.locator(".live-line", { hasText: "Stopped." }).waitFor({ timeout: 30_000 });
         await page.getByRole("button", { name: "Send" }).waitFor({ timeout: 30_000 });
         expect(await page.getByRole("button", { name: "Stop" }).count()).toBe(0);

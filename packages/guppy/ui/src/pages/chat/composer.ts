@@ -1,5 +1,5 @@
 import { html } from "htm/preact";
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, errorText } from "../../api/client.js";
 import {
   abortRun,
@@ -102,11 +102,27 @@ export function Composer(props: ComposerProps) {
     void inFlight(() => abortRun(props.threadId).then(() => undefined), false);
   };
 
+  // Esc stops the run from anywhere on the page, not only in the box (unless something else,
+  // such as a field that clears itself on Esc, took the key first).
+  const stopRef = useRef(stop);
+  stopRef.current = stop;
+  useEffect(() => {
+    if (!props.running) return;
+    const onEscape = (event: KeyboardEvent) => {
+      if (event.key !== "Escape" || event.defaultPrevented) return;
+      event.preventDefault();
+      stopRef.current();
+    };
+    document.addEventListener("keydown", onEscape);
+    return () => document.removeEventListener("keydown", onEscape);
+  }, [props.running]);
+
   const onKeyDown = (event: KeyboardEvent) => {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
       event.preventDefault();
       send();
     } else if (event.key === "Escape" && props.running) {
+      // Taken here; the page-wide listener sees it prevented and leaves it.
       event.preventDefault();
       stop();
     }
