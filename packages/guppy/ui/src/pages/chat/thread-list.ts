@@ -37,8 +37,9 @@ export function ThreadList({ selected }: { selected: string | undefined }) {
       listAllThreads().then(
         (all) => {
           setError(undefined);
-          // The same answer as before: no new render (a poll every two seconds mostly is one).
-          const next = JSON.stringify(all);
+          // The same answer as before: no new render (a poll every two seconds mostly is one),
+          // but one every half minute at least, for the relative times.
+          const next = `${Math.floor(Date.now() / 30_000)}${JSON.stringify(all)}`;
           if (next === signature.current) return;
           signature.current = next;
           setThreads(all);
