@@ -29,6 +29,21 @@ const MARKDOWN_ANSWER = [
   "```",
   "",
   "[safe link](https://example.com/page) and [evil link](javascript:alert(1))",
+  "",
+  "## Heading two",
+  "",
+  "- item one",
+  "- item two",
+  "",
+  "| a | b |",
+  "|---|---|",
+  "| 1 | 2 &amp; 3 |",
+  "",
+  "> quoted",
+  "",
+  "***",
+  "",
+  "![pic](https://example.com/p.png)",
 ].join("\n");
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -180,13 +195,23 @@ describe.skipIf(!hasChromium)("control UI chat view (Chromium + guppy serve + ai
     expect(await bot.locator("strong").textContent()).toBe("boldword");
     expect(await bot.locator("pre code").textContent()).toBe("const x = 1 < 2;");
     expect(await bot.locator("p code").textContent()).toBe("inline");
-    const links = bot.locator("a");
+    const links = bot.locator("a", { hasText: "safe link" });
+    expect(await bot.locator("a").count()).toBe(2); // the safe link and the image's
     expect(await links.count()).toBe(1);
     expect(await links.getAttribute("href")).toBe("https://example.com/page");
     expect(await links.getAttribute("rel")).toBe("noopener noreferrer");
     expect(await links.getAttribute("target")).toBe("_blank");
     expect(await bot.textContent()).toContain("evil link");
     expect(await page.locator('a[href^="javascript:"]').count()).toBe(0);
+    // Headings, lists, tables, quotes and rules as elements; an image never loaded, as text.
+    expect(await bot.locator("h2").textContent()).toBe("Heading two");
+    expect(await bot.locator("ul > li").allTextContents()).toEqual(["item one", "item two"]);
+    expect(await bot.locator("td").allTextContents()).toEqual(["1", "2 & 3"]);
+    expect(await bot.locator("blockquote").textContent()).toBe("quoted");
+    expect(await bot.locator("hr").count()).toBe(1);
+    expect(await bot.locator("img").count()).toBe(0);
+    const image = bot.locator("a", { hasText: "[image: pic]" });
+    expect(await image.getAttribute("href")).toBe("https://example.com/p.png");
     // The head: the title (first words), state, model and figures from the thread's status.
     const head = page.locator(".thread-head");
     await head.locator("h1", { hasText: "markdown please" }).waitFor({ timeout: 15_000 });
