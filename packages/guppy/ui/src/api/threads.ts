@@ -59,8 +59,11 @@ export interface MessagePageJson {
 export const listThreads = (page: { limit?: number; after?: string } = {}) =>
   get<ThreadPageJson>(`/v1/threads${query(page)}`);
 
-/** Every thread, following `next` page by page (`limit` threads a page). */
-export async function listAllThreads(limit = 1000): Promise<ThreadJson[]> {
+/**
+ * Every thread, following `next` page by page (`limit` threads a page: one request for most
+ * homes — each page is a round trip, and the list is shown once whole, sorted by activity).
+ */
+export async function listAllThreads(limit = 5000): Promise<ThreadJson[]> {
   const threads: ThreadJson[] = [];
   let after: string | undefined;
   for (;;) {
