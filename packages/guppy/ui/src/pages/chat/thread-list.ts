@@ -144,8 +144,11 @@ function Rows({ rows, selected }: { rows: Row[]; selected: string | undefined })
           ? rows.length - 1
           : current + (key === "ArrowDown" ? 1 : -1);
     index = Math.min(rows.length - 1, Math.max(0, index));
-    focusNext.current = index;
     scrollRowIntoView(el, index);
+    // A row in view or within the overscan is there already; another comes with the next render.
+    const row = el.querySelector<HTMLElement>(`[data-index="${index}"]`);
+    if (row) row.focus();
+    else focusNext.current = index;
     setScrollTop(el.scrollTop);
   };
   return html`
