@@ -24,7 +24,12 @@ export function createThreadTitles(logFileOf: (threadId: string) => string | Pro
   async function titleOf(threadId: string): Promise<string | null> {
     const known = found.get(threadId);
     if (known !== undefined) return known;
-    const scan = await scanLog(await logFileOf(threadId), untitled.get(threadId));
+    let scan: { title?: string; size: number };
+    try {
+      scan = await scanLog(await logFileOf(threadId), untitled.get(threadId));
+    } catch {
+      return null; // An unreadable log (or id) costs its thread a title, never the listing.
+    }
     if (scan.title !== undefined) {
       found.set(threadId, scan.title);
       untitled.delete(threadId);
