@@ -43,7 +43,7 @@ export function ThreadView({ threadId }: { threadId: string }) {
       const shown = current.current;
       const ids = new Set(shown.map((m) => m.id));
       const fresh = page.messages.filter((m) => !ids.has(m.id));
-      if (shown.length === 0 || fresh.length === page.messages.length) {
+      if (shown.length === 0 || (fresh.length > 0 && fresh.length === page.messages.length)) {
         // First load, or more new messages than a page: start again from the newest.
         show(page.messages);
         setNextBefore(page.next_before);
