@@ -1,3 +1,5 @@
+import { join } from "node:path";
+import { LOG_FILE, threadDirOf } from "@guppy/core/thread-layout";
 import { type Context, Hono } from "hono";
 import { addAccessRoutes } from "./access-routes.js";
 import { addSessionRoutes, authenticate, crossSiteRefused } from "./browser-session.js";
@@ -15,6 +17,7 @@ import { threadMessagesRoute } from "./messages-route.js";
 import { bodyLimit, readJsonBody } from "./request-body.js";
 import { statusRoute, threadUsageJson } from "./status-route.js";
 import { streamThreadEvents } from "./thread-events.js";
+import { createThreadTitles } from "./thread-titles.js";
 import { usageRoute } from "./usage-route.js";
 
 export interface HttpAppOptions {
@@ -30,12 +33,22 @@ export interface HttpAppOptions {
   log?: (message: string) => void;
   /** The control UI served at / (control-ui.ts); without it / says the UI is not built. */
   ui?: ControlUi;
+  /**
+   * GUPPY_HOME, where the worker finds thread logs itself (threads' titles); without it each
+   * thread's log path is asked of the backend once.
+   */
+  home?: string;
 }
 
 /** The HTTP API's routes (see docs/channels.md "HTTP API"). */
 export function createHttpApp(options: HttpAppOptions): Hono {
-  const { backend } = options;
+  const { backend, home } = options;
   const app = new Hono();
+  const titles = createThreadTitles(
+    home !== undefined
+      ? (id) => join(threadDirOf(home, id), LOG_FILE)
+      : (id) => backend.logFile(id),
+  );
 
   app.onError((error, c) => honoJsonAnswer(c, internalErrorAnswer(error)));
   app.notFound((c) => jsonError(c, 404, `No route ${c.req.method} ${c.req.path}.`, "not_found"));
@@ -113,7 +126,11 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     const page = await threadPageRequest(c.req.query("limit"), c.req.query("after"));
     if (typeof page === "string") return jsonError(c, 400, page, "invalid_request_error");
     const { threads, next } = await listThreads(backend, page);
-    return c.json({ threads: threads.map(threadJson), next });
+    const titled = await titles.titles(threads.map((t) => t.threadId));
+    return c.json({
+      threads: threads.map((t, i) => ({ ...threadJson(t), title: titled[i] ?? null })),
+      next,
+    });
   });
 
   app.get("/v1/threads/:id/status", async (c) => {
@@ -122,8 +139,10 @@ export function createHttpApp(options: HttpAppOptions): Hono {
     const [status] = await backend.statuses([id]);
     if (!status) throw new Error(`no status for ${id}`);
     const u = status.lastUsage;
+    const [title] = await titles.titles([id]);
     return c.json({
       ...threadJson(status),
+      title: title ?? null,
       compactions: status.compactions,
       compaction_fallbacks: status.compactionFallbacks ?? 0,
       last_usage: u

@@ -8,6 +8,8 @@ export type ThreadState = "inactive" | "idle" | "waiting" | "running";
 /** A thread as GET /v1/threads lists it. */
 export interface ThreadJson {
   id: string;
+  /** The first words of its first user message; null until it has one. */
+  title: string | null;
   state: ThreadState;
   queued: number;
   last_activity: string | null;
@@ -26,6 +28,12 @@ export interface ThreadJson {
     schedule: string | null;
     next_run: string | null;
   }>;
+}
+
+/** GET /v1/threads/{id}/status: the thread as listed, and more (only what the page shows here). */
+export interface ThreadStatusJson extends ThreadJson {
+  compactions: number;
+  usage?: { thread: { cost: number; requests: number } };
 }
 
 export interface ThreadPageJson {
@@ -51,7 +59,22 @@ export interface MessagePageJson {
 export const listThreads = (page: { limit?: number; after?: string } = {}) =>
   get<ThreadPageJson>(`/v1/threads${query(page)}`);
 
-export const threadStatus = (id: string) => get<ThreadJson>(`/v1/threads/${seg(id)}/status`);
+/**
+ * Every thread, following `next` page by page (`limit` threads a page: one request for most
+ * homes — each page is a round trip, and the list is shown once whole, sorted by activity).
+ */
+export async function listAllThreads(limit = 5000): Promise<ThreadJson[]> {
+  const threads: ThreadJson[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await listThreads({ limit, ...(after !== undefined ? { after } : {}) });
+    threads.push(...page.threads);
+    if (page.next === null || page.threads.length === 0) return threads;
+    after = page.next;
+  }
+}
+
+export const threadStatus = (id: string) => get<ThreadStatusJson>(`/v1/threads/${seg(id)}/status`);
 
 /** The newest `limit` messages, or those before `before` (a message id). */
 export const threadMessages = (id: string, page: { limit: number; before?: string }) =>

@@ -1,4 +1,5 @@
 import { html } from "htm/preact";
+import "./chat.css";
 import { ThreadList } from "./thread-list.js";
 import { ThreadView } from "./thread-view.js";
 
@@ -10,7 +11,7 @@ export function ChatPage({ threadId }: { threadId: string | undefined }) {
       ${
         threadId
           ? html`<${ThreadView} key=${threadId} threadId=${threadId} />`
-          : html`<section class="thread-empty"><p>Pick a thread, or start one.</p></section>`
+          : html`<section class="thread-empty"><p class="muted">Pick a thread, or start one.</p></section>`
       }
     </div>
   `;

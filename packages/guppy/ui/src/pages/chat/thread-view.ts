@@ -1,38 +1,124 @@
 import { html } from "htm/preact";
-import { useCallback, useEffect, useState } from "preact/hooks";
-import { errorText } from "../../api/client.js";
-import { type MessageJson, threadMessages } from "../../api/threads.js";
-import { Markdown } from "../../markdown.js";
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, errorText } from "../../api/client.js";
+import {
+  type MessageJson,
+  type ThreadStatusJson,
+  threadMessages,
+  threadStatus,
+} from "../../api/threads.js";
+import "./chat.css";
 import { LiveThread } from "./live-thread.js";
+import { MessageList } from "./message-list.js";
+import { ThreadHeader } from "./thread-header.js";
+import { useVisiblePoll } from "./use-visible-poll.js";
 
-/** One thread: its messages (placeholder: the last 50), then the live run and the composer. */
+/** Messages a page: the newest on opening, then older ones as the reader scrolls up. */
+export const PAGE_SIZE = 50;
+/** How often the open thread's status is asked for while the tab is visible. */
+const STATUS_POLL_MS = 2000;
+
+const notFound = (e: unknown) => e instanceof ApiError && e.status === 404;
+
+/**
+ * One thread: its head (status), its messages from GET …/messages page by page, then the live
+ * run and the composer (LiveThread). A thread that does not exist yet (a new one) shows empty
+ * until its first message makes it.
+ */
 export function ThreadView({ threadId }: { threadId: string }) {
   const [messages, setMessages] = useState<MessageJson[]>([]);
+  const [nextBefore, setNextBefore] = useState<string | null>(null);
+  const [loaded, setLoaded] = useState(false);
   const [error, setError] = useState<string | undefined>();
-  const reload = useCallback(() => {
-    threadMessages(threadId, { limit: 50 }).then(
-      (page) => setMessages(page.messages),
-      (e) =>
-        setError(
-          e instanceof Error && "status" in e && e.status === 404 ? undefined : errorText(e),
-        ),
-    );
+  const current = useRef<MessageJson[]>([]);
+  const show = (list: MessageJson[]) => {
+    current.current = list;
+    setMessages(list);
+  };
+
+  /** The newest page, joined to what is shown (older pages read so far stay). */
+  const reload = useCallback(async () => {
+    try {
+      const page = await threadMessages(threadId, { limit: PAGE_SIZE });
+      const shown = current.current;
+      const ids = new Set(shown.map((m) => m.id));
+      const fresh = page.messages.filter((m) => !ids.has(m.id));
+      if (shown.length === 0 || (fresh.length > 0 && fresh.length === page.messages.length)) {
+        // First load, or more new messages than a page: start again from the newest.
+        show(page.messages);
+        setNextBefore(page.next_before);
+      } else if (fresh.length > 0) {
+        show([...shown, ...fresh]);
+      }
+      setError(undefined);
+    } catch (e) {
+      if (!notFound(e)) setError(errorText(e));
+    } finally {
+      setLoaded(true);
+    }
   }, [threadId]);
-  useEffect(reload, [reload]);
+
+  const loadOlder = useCallback(async () => {
+    const first = current.current[0];
+    if (!nextBefore || !first) return;
+    try {
+      const page = await threadMessages(threadId, { limit: PAGE_SIZE, before: first.id });
+      show([...page.messages, ...current.current]);
+      setNextBefore(page.next_before);
+      setError(undefined);
+    } catch (e) {
+      setError(errorText(e));
+    }
+  }, [threadId, nextBefore]);
+
+  useEffect(() => {
+    reload();
+  }, [reload]);
+
   return html`
-    <section class="thread-view" aria-label=${`Thread ${threadId}`}>
-      <header class="thread-head"><h1>${threadId}</h1></header>
-      ${error ? html`<p class="error" role="alert">${error}</p>` : null}
-      <ol class="messages" aria-live="polite">
-        ${messages.map(
-          (m) =>
-            html`<li class=${`message ${m.is_bot ? "bot" : "user"}`} data-message-id=${m.id}>
-              <span class="from">${m.from}</span>
-              <${Markdown} text=${m.text} />
-            </li>`,
-        )}
-      </ol>
-      <${LiveThread} threadId=${threadId} onSettled=${reload} />
+    <section class="thread-view" aria-label=${`Thread ${threadId}`} aria-busy=${!loaded}>
+      <${LiveHeader} threadId=${threadId} onMoreMessages=${reload} />
+      ${error ? html`<p class="error thread-error" role="alert">${error}</p>` : null}
+      <${MessageList} messages=${messages} hasOlder=${nextBefore !== null} loadOlder=${loadOlder}>
+        ${
+          loaded && messages.length === 0
+            ? html`<p class="muted thread-note">No messages yet: write the first one below.</p>`
+            : null
+        }
+        <${LiveThread} threadId=${threadId} onSettled=${reload} />
+      <//>
     </section>
   `;
+}
+
+/**
+ * The head, kept up to date apart from the messages (a poll re-renders only it). When the
+ * thread's message count grows — a message from another channel, a run that ended — the newest
+ * messages are loaded.
+ */
+function LiveHeader({
+  threadId,
+  onMoreMessages,
+}: {
+  threadId: string;
+  onMoreMessages: () => void;
+}) {
+  const [status, setStatus] = useState<ThreadStatusJson | null | undefined>();
+  const count = useRef<number | undefined>(undefined);
+  useVisiblePoll(
+    () =>
+      threadStatus(threadId).then(
+        (s) => {
+          setStatus(s);
+          if (count.current !== undefined && s.messages !== count.current) onMoreMessages();
+          count.current = s.messages;
+        },
+        (e) => {
+          if (notFound(e)) setStatus(null);
+        },
+      ),
+    STATUS_POLL_MS,
+    [threadId],
+  );
+  return html`<${ThreadHeader} threadId=${threadId} status=${status} />`;
 }
