@@ -81,7 +81,7 @@ describe.skipIf(!hasChromium)(
       return { content: `echo: ${text}` };
     };
 
-    const composer = () => page.getByLabel("Message");
+    const composer = () => page.getByRole("textbox", { name: "Message", exact: true });
     const liveRun = () => page.locator(".live-run");
     const threadState = async () =>
       ((await (await serve.api(`/v1/threads/${THREAD}/status`)).json()) as { state: string }).state;
@@ -130,7 +130,9 @@ describe.skipIf(!hasChromium)(
       // A second page, on a phone in dark mode, follows the same thread.
       const phone = await openPage(browser, { width: 390, height: 844, dark: true });
       await signIn(phone.page, serve, HASH);
-      await phone.page.getByLabel("Message").waitFor({ timeout: 20_000 });
+      await phone.page
+        .getByRole("textbox", { name: "Message", exact: true })
+        .waitFor({ timeout: 20_000 });
       await phone.page.locator(".context-tools").waitFor({ timeout: 20_000 });
 
       await composer().fill("please run the gated tool");
