@@ -1,14 +1,25 @@
 import { html } from "htm/preact";
+import type { FunctionComponent } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { errorText, onSessionLost } from "./api/client.js";
-import { type SessionState, sessionState, signOut } from "./api/session.js";
-import { AccessPage } from "./pages/access-page.js";
-import { ChatPage } from "./pages/chat/chat-page.js";
+import { type SessionState, seemsSignedIn, sessionState, signOut } from "./api/session.js";
 import { LoginPage } from "./pages/login-page.js";
-import { SchedulesPage } from "./pages/schedules-page.js";
-import { StatusPage } from "./pages/status-page.js";
-import { UsagePage } from "./pages/usage-page.js";
 import { type PageName, routeHref, useRoute } from "./router.js";
+
+type PageComponent = FunctionComponent<{ threadId: string | undefined }>;
+
+/**
+ * Each page is its own chunk, loaded when first shown: the sign-in form and the first page do
+ * not wait for the code of the others (uPlot, the Markdown lexer).
+ */
+const PAGE_LOADERS: Record<PageName, () => Promise<PageComponent>> = {
+  chat: () => import("./pages/chat/chat-page.js").then((m) => m.ChatPage),
+  access: () => import("./pages/access-page.js").then((m) => m.AccessPage),
+  schedules: () => import("./pages/schedules-page.js").then((m) => m.SchedulesPage),
+  usage: () => import("./pages/usage-page.js").then((m) => m.UsagePage),
+  status: () => import("./pages/status-page.js").then((m) => m.StatusPage),
+};
+const loadedPages = new Map<PageName, PageComponent>();
 
 const NAV: Array<{ page: PageName; label: string }> = [
   { page: "chat", label: "Chat" },
@@ -20,7 +31,11 @@ const NAV: Array<{ page: PageName; label: string }> = [
 
 /** The page: sign-in until the session cookie is set, then the navigation and one page. */
 export function App() {
-  const [session, setSession] = useState<SessionState | undefined>();
+  // The page's marker cookie says a session was opened: the shell shows at once, without a
+  // round trip first; a call refused for want of a session brings the sign-in back.
+  const [session, setSession] = useState<SessionState | undefined>(
+    seemsSignedIn() ? { authenticated: true } : undefined,
+  );
   const [failure, setFailure] = useState<string | undefined>();
   const check = () =>
     sessionState().then(
@@ -31,8 +46,8 @@ export function App() {
       (e) => setFailure(errorText(e)),
     );
   useEffect(() => {
-    onSessionLost(() => setSession({ authenticated: false }));
-    check();
+    onSessionLost(check);
+    if (!session) check();
   }, []);
   if (failure) return html`<main class="center"><p role="alert">${failure}</p></main>`;
   if (!session) return html`<main class="center" aria-busy="true"></main>`;
@@ -59,22 +74,33 @@ function Shell({ onSignOut }: { onSignOut: () => void }) {
         )}
         <button type="button" class="link sign-out" onClick=${onSignOut}>Sign out</button>
       </nav>
-      <main class="page" id="page">${pageFor(route.page, route.param)}</main>
+      <main class="page" id="page"><${PageView} page=${route.page} param=${route.param} /></main>
     </div>
   `;
 }
 
-function pageFor(page: PageName, param: string | undefined) {
-  switch (page) {
-    case "chat":
-      return html`<${ChatPage} threadId=${param} />`;
-    case "access":
-      return html`<${AccessPage} />`;
-    case "schedules":
-      return html`<${SchedulesPage} />`;
-    case "usage":
-      return html`<${UsagePage} />`;
-    case "status":
-      return html`<${StatusPage} />`;
-  }
+/** The route's page, from its chunk (loaded once, kept). */
+function PageView({ page, param }: { page: PageName; param: string | undefined }) {
+  const [, setLoaded] = useState(0);
+  const [error, setError] = useState<string | undefined>();
+  const Page = loadedPages.get(page);
+  useEffect(() => {
+    if (Page) return;
+    let gone = false;
+    PAGE_LOADERS[page]().then(
+      (component) => {
+        loadedPages.set(page, component);
+        if (!gone) setLoaded((n) => n + 1);
+      },
+      (e) => {
+        if (!gone) setError(`This page could not be loaded: ${errorText(e)}`);
+      },
+    );
+    return () => {
+      gone = true;
+    };
+  }, [page, Page]);
+  if (error) return html`<p class="error" role="alert">${error}</p>`;
+  if (!Page) return html`<div aria-busy="true"></div>`;
+  return html`<${Page} threadId=${param} />`;
 }

@@ -82,10 +82,25 @@ export function crossSiteRefused(c: Context): Response {
   );
 }
 
+/**
+ * A readable marker beside the session cookie, `guppy_signed_in=1`: it holds no secret and opens
+ * nothing, it only lets the page show itself at once instead of asking GET /v1/session first.
+ */
+export const MARKER_COOKIE = "guppy_signed_in";
+
 function setSessionCookie(c: Context, value: string, maxAge: number): void {
   c.header(
     "set-cookie",
     `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}`,
+  );
+  setMarkerCookie(c, maxAge);
+}
+
+function setMarkerCookie(c: Context, maxAge: number): void {
+  c.header(
+    "set-cookie",
+    `${MARKER_COOKIE}=${maxAge > 0 ? "1" : ""}; Path=/; SameSite=Strict; Max-Age=${maxAge}`,
+    { append: true },
   );
 }
 
@@ -101,6 +116,8 @@ export function addSessionRoutes(
   app.get("/v1/session", (c) => {
     c.header("cache-control", "no-store");
     const signedIn = sessionMatches(getCookie(c, SESSION_COOKIE), options.token);
+    // A marker left from a session that ended (a new token): cleared, so the page asks again.
+    if (!signedIn && getCookie(c, MARKER_COOKIE) !== undefined) setMarkerCookie(c, 0);
     return c.json({
       authenticated: signedIn,
       ...(options.isLoopback(c) ? { token_hint: options.tokenHint } : {}),

@@ -109,6 +109,11 @@ describe("POST/GET/DELETE /v1/session", () => {
     expect(cookie).toContain("Path=/");
     expect(cookie).not.toContain(TOKEN);
     expect(cookie.split(";")[0]).toBe(COOKIE);
+    // And the page's readable marker, which holds nothing secret.
+    expect(cookie).toMatch(/, guppy_signed_in=1; Path=\/; SameSite=Strict; Max-Age=\d+$/);
+    expect(
+      (await app().request("/v1/threads", { headers: { cookie: "guppy_signed_in=1" } })).status,
+    ).toBe(401);
   });
 
   it("refuses a wrong or missing token with no cookie, naming the field", async () => {
@@ -130,12 +135,20 @@ describe("POST/GET/DELETE /v1/session", () => {
     expect(await inside.json()).toEqual({ authenticated: true });
     // app.request has no socket, so it is not a loopback client: no token_hint.
     expect(inside.headers.get("cache-control")).toBe("no-store");
+    // A marker outliving its session (a new token) is cleared.
+    const stale = await app().request("/v1/session", {
+      headers: { cookie: `guppy_signed_in=1; guppy_session=${sessionValue("old-token")}` },
+    });
+    expect(await stale.json()).toEqual({ authenticated: false });
+    expect(stale.headers.get("set-cookie")).toMatch(/^guppy_signed_in=; .*Max-Age=0/);
   });
 
   it("signs out by clearing the cookie", async () => {
     const r = await app().request("/v1/session", { method: "DELETE" });
     expect(r.status).toBe(200);
-    expect(r.headers.get("set-cookie")).toMatch(/^guppy_session=; .*Max-Age=0/);
+    expect(r.headers.get("set-cookie")).toMatch(
+      /^guppy_session=; .*Max-Age=0, guppy_signed_in=; .*Max-Age=0$/,
+    );
   });
 });
 

@@ -60,7 +60,29 @@ export async function request<T>(method: string, path: string, body?: unknown): 
   return json as T;
 }
 
-export const get = <T>(path: string) => request<T>("GET", path);
+/** GETs started before the code that wants them has loaded (see `prefetch`), by path. */
+const early = new Map<string, { answer: Promise<unknown>; at: number }>();
+/** How old an early answer may be when it is taken. */
+const EARLY_MS = 5_000;
+
+/**
+ * Starts GET `path` now, for a page whose code is still loading: its first `get` of the same
+ * path takes this answer instead of asking again (once, and only while it is fresh).
+ */
+export function prefetch(path: string): void {
+  const answer = request<unknown>("GET", path);
+  answer.catch(() => undefined);
+  early.set(path, { answer, at: Date.now() });
+}
+
+export const get = <T>(path: string): Promise<T> => {
+  const found = early.get(path);
+  if (found) {
+    early.delete(path);
+    if (Date.now() - found.at < EARLY_MS) return found.answer as Promise<T>;
+  }
+  return request<T>("GET", path);
+};
 export const post = <T>(path: string, body?: unknown) => request<T>("POST", path, body ?? {});
 export const patch = <T>(path: string, body: unknown) => request<T>("PATCH", path, body);
 export const del = <T>(path: string) => request<T>("DELETE", path);

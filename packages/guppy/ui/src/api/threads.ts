@@ -1,4 +1,4 @@
-import { get, post, query, seg } from "./client.js";
+import { get, post, prefetch, query, seg } from "./client.js";
 
 // The thread routes (docs/channels.md "HTTP API"): list, status, messages, send, steer, abort,
 // /new, /compact.
@@ -56,6 +56,22 @@ export interface MessagePageJson {
   next_before: string | null;
 }
 
+/** Threads a page of GET /v1/threads as the chat page asks for them. */
+export const THREAD_PAGE = 5000;
+/** Messages a page: the newest on opening a thread, then older ones as the reader scrolls up. */
+export const MESSAGE_PAGE = 50;
+
+/**
+ * The chat page's first calls, started while its code loads (main.ts): the thread list and, for
+ * an open thread, its newest messages and status.
+ */
+export function prefetchChat(threadId: string | undefined): void {
+  prefetch(`/v1/threads${query({ limit: THREAD_PAGE })}`);
+  if (threadId === undefined) return;
+  prefetch(`/v1/threads/${seg(threadId)}/messages${query({ limit: MESSAGE_PAGE })}`);
+  prefetch(`/v1/threads/${seg(threadId)}/status`);
+}
+
 export const listThreads = (page: { limit?: number; after?: string } = {}) =>
   get<ThreadPageJson>(`/v1/threads${query(page)}`);
 
@@ -63,7 +79,7 @@ export const listThreads = (page: { limit?: number; after?: string } = {}) =>
  * Every thread, following `next` page by page (`limit` threads a page: one request for most
  * homes — each page is a round trip, and the list is shown once whole, sorted by activity).
  */
-export async function listAllThreads(limit = 5000): Promise<ThreadJson[]> {
+export async function listAllThreads(limit = THREAD_PAGE): Promise<ThreadJson[]> {
   const threads: ThreadJson[] = [];
   let after: string | undefined;
   for (;;) {

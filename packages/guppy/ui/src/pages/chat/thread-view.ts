@@ -2,6 +2,7 @@ import { html } from "htm/preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, errorText } from "../../api/client.js";
 import {
+  MESSAGE_PAGE,
   type MessageJson,
   type ThreadStatusJson,
   threadMessages,
@@ -13,8 +14,6 @@ import { MessageList } from "./message-list.js";
 import { ThreadHeader } from "./thread-header.js";
 import { useVisiblePoll } from "./use-visible-poll.js";
 
-/** Messages a page: the newest on opening, then older ones as the reader scrolls up. */
-export const PAGE_SIZE = 50;
 /** How often the open thread's status is asked for while the tab is visible. */
 const STATUS_POLL_MS = 2000;
 
@@ -39,7 +38,7 @@ export function ThreadView({ threadId }: { threadId: string }) {
   /** The newest page, joined to what is shown (older pages read so far stay). */
   const reload = useCallback(async () => {
     try {
-      const page = await threadMessages(threadId, { limit: PAGE_SIZE });
+      const page = await threadMessages(threadId, { limit: MESSAGE_PAGE });
       const shown = current.current;
       const ids = new Set(shown.map((m) => m.id));
       const fresh = page.messages.filter((m) => !ids.has(m.id));
@@ -62,7 +61,7 @@ export function ThreadView({ threadId }: { threadId: string }) {
     const first = current.current[0];
     if (!nextBefore || !first) return;
     try {
-      const page = await threadMessages(threadId, { limit: PAGE_SIZE, before: first.id });
+      const page = await threadMessages(threadId, { limit: MESSAGE_PAGE, before: first.id });
       show([...page.messages, ...current.current]);
       setNextBefore(page.next_before);
       setError(undefined);
