@@ -485,12 +485,13 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       // One getUpdates batch: a text, an album, a text, and a text from another chat.
       api.say(ANN, "before the album");
       album(ANN, "album-2", "what is in these photos?");
+      // Its photos take 3 s to download, so the album's answer cannot come before bob's.
+      for (const i of [0, 1]) api.fileDelays.set(`album-2-${i}`, 3000);
       api.say(ANN, "and which one is sharper?");
       api.say(BOB, "hi from bob");
       await until("bob's answer", () => api.texts(BOB.id).length > 0);
-      // Bob was not held behind the album, which settles for a second or more: by his answer,
-      // ann has at most the answer to the text before her album (an order, not a timing, so
-      // a loaded machine does not fail it).
+      // Bob was not held behind the album: by his answer, ann has at most the answer to the
+      // text before her album (an order, not a timing, so a loaded machine does not fail it).
       expect(api.texts(ANN.id).length).toBeLessThan(2);
       await until("ann's three answers", () => api.texts(ANN.id).length >= 3, 10_000);
       const asked = prompts(before)
@@ -528,11 +529,14 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
     it("answers another chat while an album is being combined", async () => {
       await start();
       album(ANN, "album-6", "what is in these photos?");
-      // The polling loop keeps the parts a second, then has them combined (another second).
-      await pause(1100);
+      // Its photos take 3 s to download: the album is being combined all that time.
+      for (const i of [0, 1]) api.fileDelays.set(`album-6-${i}`, 3000);
+      await until("the album's download to start", () =>
+        api.calls.some((c) => c.method === "FILE"),
+      );
       api.say(BOB, "hi from bob");
       await until("bob's answer", () => api.texts(BOB.id).length > 0);
-      // Answered before the album being combined: not held behind it.
+      // Answered while the album was being combined: not held behind it.
       expect(api.texts(ANN.id)).toEqual([]);
       await until("the album's answer", () => api.texts(ANN.id).length > 0, 10_000);
     });

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { timeUntil } from "../../ui/src/format.js";
 import {
   cronWords,
   isoWithOffset,
   localInputValue,
   offsetText,
-  relativeTime,
 } from "../../ui/src/pages/schedule-time.js";
 
 describe("cronWords: simple cron expressions in words, others left alone", () => {
@@ -63,7 +63,7 @@ describe("the browser's local time and back, with its offset", () => {
   });
 });
 
-describe("relativeTime", () => {
+describe("timeUntil", () => {
   const now = Date.parse("2026-11-27T12:00:00Z");
   it.each([
     ["2026-11-27T11:59:00Z", "due"],
@@ -72,6 +72,6 @@ describe("relativeTime", () => {
     ["2026-11-27T17:00:00Z", "in 5 h"],
     ["2026-11-30T12:00:00Z", "in 3 days"],
   ])("%s → %s", (iso, text) => {
-    expect(relativeTime(iso, now)).toBe(text);
+    expect(timeUntil(iso, now)).toBe(text);
   });
 });

@@ -143,12 +143,7 @@ describe.skipIf(!hasChromium)("Schedules page (Chromium + guppy serve + aimock)"
     expect(await time.getAttribute("title")).toBe(new Date(at).toISOString());
     const shown = (await time.textContent())?.replace(/\s/g, " ");
     const expected = new Date(at)
-      .toLocaleTimeString("en-US", {
-        timeZone: BROWSER_ZONE,
-        hour: "2-digit",
-        minute: "2-digit",
-        second: "2-digit",
-      })
+      .toLocaleTimeString("en-US", { timeZone: BROWSER_ZONE, timeStyle: "medium" })
       .replace(/\s/g, " ");
     expect(shown).toContain(expected);
     expect(await row.locator("td").first().textContent()).toContain(thread);

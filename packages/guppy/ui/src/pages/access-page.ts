@@ -17,8 +17,8 @@ import {
 import { errorText } from "../api/client.js";
 import { gatewayStatus } from "../api/status.js";
 import "./access-page.css";
-import { usePollWhileVisible } from "./poll-while-visible.js";
-import { localTime } from "./status-format.js";
+import { localTime } from "../format.js";
+import { usePollWhileVisible } from "../use-poll.js";
 
 /** One chat channel's access as the page got it: its lists, or why they could not be read. */
 type ChannelAnswer = { channel: string; access: AccessJson } | { channel: string; error: string };

@@ -95,27 +95,3 @@ export function isoWithOffset(localValue: string): string | undefined {
   if (Number.isNaN(date.getTime())) return undefined;
   return `${localInputValue(date)}${offsetText(date)}`;
 }
-
-/** A time in the browser's locale and zone: `27/11/2026, 21:00:05`. */
-export function localTime(iso: string): string {
-  return new Date(iso).toLocaleString(undefined, {
-    year: "numeric",
-    month: "short",
-    day: "numeric",
-    hour: "2-digit",
-    minute: "2-digit",
-    second: "2-digit",
-  });
-}
-
-/** How far off `iso` is from `now`: "in 5 s", "in 3 min", "in 2 h", "in 4 days", "due". */
-export function relativeTime(iso: string, now: number): string {
-  const seconds = Math.round((Date.parse(iso) - now) / 1000);
-  if (seconds <= 0) return "due";
-  if (seconds < 90) return `in ${seconds} s`;
-  const minutes = Math.round(seconds / 60);
-  if (minutes < 90) return `in ${minutes} min`;
-  const hours = Math.round(minutes / 60);
-  if (hours < 36) return `in ${hours} h`;
-  return `in ${Math.round(hours / 24)} days`;
-}

@@ -3,9 +3,10 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api/client.js";
 import { cancelEvent, type EventJson, listEvents } from "../api/events.js";
 import { listThreads } from "../api/threads.js";
+import { localTime, timeUntil } from "../format.js";
 import { routeHref } from "../router.js";
 import { ScheduleForm } from "./schedule-form.js";
-import { cronWords, localTime, relativeTime } from "./schedule-time.js";
+import { cronWords } from "./schedule-time.js";
 import "./schedules-page.css";
 
 /** How often the list is read again while the page is visible: fired one-shots leave it. */
@@ -232,7 +233,7 @@ function NextRun({ event, now }: { event: EventJson; now: number }) {
   return html`<time datetime=${event.next_run} title=${event.next_run}
       >${localTime(event.next_run)}</time
     >
-    <span class="muted">${relativeTime(event.next_run, now)}</span>`;
+    <span class="muted">${timeUntil(event.next_run, now)}</span>`;
 }
 
 /** The inline "are you sure" of a cancel: focus on its yes button once, when it appears. */

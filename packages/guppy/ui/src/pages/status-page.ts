@@ -1,8 +1,8 @@
 import { html } from "htm/preact";
 import { gatewayStatus, type StatusJson, type TotalsJson } from "../api/status.js";
 import "./status-page.css";
-import { usePollWhileVisible } from "./poll-while-visible.js";
-import { count, dollars, duration, localTime, megabytes } from "./status-format.js";
+import { count, dollars, duration, localTime, megabytes } from "../format.js";
+import { usePollWhileVisible } from "../use-poll.js";
 
 /**
  * The gateway at a glance (issue 38 item 6), from GET /v1/status every 5 s while the tab is

@@ -10,13 +10,13 @@ import {
   type UsageTotalsJson,
   usageReport,
 } from "../api/usage.js";
+import { dollars } from "../format.js";
 import { UsageBreakdown } from "./usage/usage-breakdown.js";
 import { type ChartSeries, UsageChart } from "./usage/usage-chart.js";
 import {
   cacheHitRatio,
   costText,
   everyDay,
-  formatCost,
   formatCostShort,
   formatRatio,
   formatTokens,
@@ -203,7 +203,7 @@ function LedgerView({ ledger, range }: { ledger: Ledger; range: Range }) {
         days=${charts.dayKeys}
         series=${charts.cost}
         kind="bars"
-        format=${formatCost}
+        format=${dollars}
         axisFormat=${axisCost}
       >
         <${Numbers}

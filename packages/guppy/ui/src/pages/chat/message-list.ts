@@ -2,8 +2,8 @@ import { html } from "htm/preact";
 import { Component, type ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import type { MessageJson } from "../../api/threads.js";
+import { localTime } from "../../format.js";
 import { Markdown } from "../../markdown.js";
-import { exactTime } from "./thread-format.js";
 
 // Long threads (5,000 messages and more) stay smooth in two ways. Messages come 50 at a time,
 // older pages only when the reader scrolls up to them, so the page holds what was read. And
@@ -141,7 +141,7 @@ class MessageRow extends Component<{ message: MessageJson }> {
     return html`<li class=${`message ${m.is_bot ? "bot" : "user"}`} data-message-id=${m.id}>
       <div class="message-meta">
         <span class="from">${m.from}</span>
-        <time datetime=${m.date} title=${exactTime(m.date)}>${shortTime(m.date)}</time>
+        <time datetime=${m.date} title=${localTime(m.date)}>${shortTime(m.date)}</time>
       </div>
       <${Markdown} text=${m.text} />
     </li>`;

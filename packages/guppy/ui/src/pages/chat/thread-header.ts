@@ -1,7 +1,8 @@
 import { html } from "htm/preact";
 import type { ThreadStatusJson } from "../../api/threads.js";
+import { dollars, localTime, tokenCount } from "../../format.js";
 import { routeHref } from "../../router.js";
-import { dollars, exactTime, stateLabel, tokenCount } from "./thread-format.js";
+import { stateLabel } from "./thread-format.js";
 
 /**
  * The open thread's head: title and id, state, model, context use and cost, then its subagents
@@ -68,7 +69,7 @@ export function ThreadHeader({
                     ${e.schedule ? html`<code>${e.schedule}</code>` : null}
                     <span
                       >next:
-                      ${e.next_run ? html`<time datetime=${e.next_run}>${exactTime(e.next_run)}</time>` : "none"}</span
+                      ${e.next_run ? html`<time datetime=${e.next_run}>${localTime(e.next_run)}</time>` : "none"}</span
                     >
                     <span class="muted">${e.id}</span>
                   </li>`,

@@ -2,16 +2,10 @@ import { html } from "htm/preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { errorText } from "../../api/client.js";
 import { listAllThreads, type ThreadJson } from "../../api/threads.js";
+import { localTime, timeAgo } from "../../format.js";
 import { navigate, routeHref } from "../../router.js";
-import {
-  channelOf,
-  exactTime,
-  isSubagentThread,
-  newThreadId,
-  relativeTime,
-  stateLabel,
-} from "./thread-format.js";
-import { useVisiblePoll } from "./use-visible-poll.js";
+import { useVisiblePoll } from "../../use-poll.js";
+import { channelOf, isSubagentThread, newThreadId, stateLabel } from "./thread-format.js";
 
 /** How often the list is asked for anew while the tab is visible. */
 const POLL_MS = 2000;
@@ -220,8 +214,8 @@ function ThreadRow({
               >`
             : null
         }
-        <time class="activity" datetime=${t.last_activity ?? undefined} title=${exactTime(t.last_activity)}
-          >${relativeTime(t.last_activity, now)}</time
+        <time class="activity" datetime=${t.last_activity ?? undefined} title=${t.last_activity ? localTime(t.last_activity) : undefined}
+          >${timeAgo(t.last_activity, now)}</time
         >
       </span>
     </a>

@@ -9,10 +9,10 @@ import {
   threadStatus,
 } from "../../api/threads.js";
 import "./chat.css";
+import { useVisiblePoll } from "../../use-poll.js";
 import { LiveThread } from "./live-thread.js";
 import { MessageList } from "./message-list.js";
 import { ThreadHeader } from "./thread-header.js";
-import { useVisiblePoll } from "./use-visible-poll.js";
 
 /** How often the open thread's status is asked for while the tab is visible. */
 const STATUS_POLL_MS = 2000;

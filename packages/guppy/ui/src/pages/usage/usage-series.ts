@@ -1,4 +1,5 @@
 import type { UsageReportJson, UsageTotalsJson } from "../../api/usage.js";
+import { dollars } from "../../format.js";
 
 // The numbers the usage page plots and tabulates, from GET /v1/usage's answer: one entry per day
 // of the range (the ledger's report lists only days with requests; the others are zeros, so the
@@ -71,10 +72,9 @@ const tokenFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 0 
 export const formatTokens = (n: number) => tokenFormat.format(n);
 
 /** Dollars to four decimals (a day of small requests costs fractions of a cent). */
-export const formatCost = (n: number) => `$${n.toFixed(4)}`;
 
 /** Dollars for a headline: cents from a dollar up, else four decimals. */
-export const formatCostShort = (n: number) => (n >= 1 ? `$${n.toFixed(2)}` : formatCost(n));
+export const formatCostShort = (n: number) => (n >= 1 ? `$${n.toFixed(2)}` : dollars(n));
 
 /** A ratio as a percentage with one decimal, or a dash when there is none. */
 export const formatRatio = (r: number | null) => (r === null ? "–" : `${(r * 100).toFixed(1)}%`);
@@ -88,8 +88,8 @@ export const shortDay = (day: string) => day.slice(5);
  */
 export function costText(t: Pick<UsageTotalsJson, "requests" | "cost" | "subscription_requests">) {
   if (t.requests > 0 && t.subscription_requests === t.requests) return "subscription";
-  const dollars = formatCost(t.cost);
+  const spent = dollars(t.cost);
   return t.subscription_requests > 0
-    ? `${dollars} + ${t.subscription_requests} on subscription`
-    : dollars;
+    ? `${spent} + ${t.subscription_requests} on subscription`
+    : spent;
 }
