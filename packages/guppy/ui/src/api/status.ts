@@ -1,19 +1,8 @@
 import { get } from "./client.js";
+import type { UsageTotalsJson } from "./usage.js";
 
 // GET /v1/status (docs/channels.md "HTTP API"): what `guppy status` prints, for the Status page
 // and for the Access page's list of running channels.
-
-/** Ledger totals as the API gives them (today's or this month's). */
-export interface TotalsJson {
-  requests: number;
-  input: number;
-  cache_read: number;
-  cache_write: number;
-  output: number;
-  cost: number;
-  /** Of `requests`, those made through a subscription's sign-in: not in `cost`. */
-  subscription_requests: number;
-}
 
 export interface ChannelStateJson {
   name: string;
@@ -36,7 +25,7 @@ export interface StatusJson {
   channels: ChannelStateJson[];
   threads: { running: number; queued: number; loaded: number };
   events: { count: number; next: { id: string; target: string; at: string } | null };
-  usage: { today: TotalsJson; month: TotalsJson };
+  usage: { today: UsageTotalsJson; month: UsageTotalsJson };
   memory: { rss_bytes: number; heap_used_bytes: number };
   recent_errors: LoggedErrorJson[];
 }

@@ -1,8 +1,8 @@
 import { get, query } from "./client.js";
 
-// The usage ledger's routes (docs/channels.md "HTTP API"): GET /v1/usage (the ledger's totals by
-// day, thread or model, the JSON `guppy usage --json` prints) and the `usage` of GET /v1/status
-// (today's and this month's totals).
+// The usage ledger's route (docs/channels.md "HTTP API"): GET /v1/usage, the ledger's totals by
+// day, thread or model (the JSON `guppy usage --json` prints). Today's and this month's totals
+// are GET /v1/status's `usage` (status.ts).
 
 /** Totals of ledger requests, as the API spells them. */
 export interface UsageTotalsJson {
@@ -36,12 +36,3 @@ export interface UsageReportJson<B extends UsageGrouping> {
 /** The ledger's totals over the last `days` local days, today included. */
 export const usageReport = <B extends UsageGrouping>(days: number, by: B) =>
   get<UsageReportJson<B>>(`/v1/usage${query({ days, by })}`);
-
-/** Today's and this month's totals, from GET /v1/status (only the part this page reads). */
-export interface RecentUsageJson {
-  today: UsageTotalsJson;
-  month: UsageTotalsJson;
-}
-
-export const recentUsage = () =>
-  get<{ usage: RecentUsageJson }>("/v1/status").then((status) => status.usage);

@@ -1,5 +1,6 @@
 import { html } from "htm/preact";
-import { gatewayStatus, type StatusJson, type TotalsJson } from "../api/status.js";
+import { gatewayStatus, type StatusJson } from "../api/status.js";
+import type { UsageTotalsJson } from "../api/usage.js";
 import "./status-page.css";
 import { count, dollars, duration, localTime, megabytes } from "../format.js";
 import { usePollWhileVisible } from "../use-poll.js";
@@ -97,7 +98,7 @@ function Fact({ label, testid, children }: { label: string; testid: string; chil
 }
 
 /** The usage table's rows (a measure each: the table stays three columns wide on a phone). */
-const USAGE_ROWS: ReadonlyArray<[string, (t: TotalsJson) => string]> = [
+const USAGE_ROWS: ReadonlyArray<[string, (t: UsageTotalsJson) => string]> = [
   ["Requests", (t) => count(t.requests)],
   ["Input tokens", (t) => count(t.input)],
   ["Cache read", (t) => count(t.cache_read)],

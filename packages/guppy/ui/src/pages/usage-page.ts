@@ -3,13 +3,8 @@ import { useEffect, useMemo, useState } from "preact/hooks";
 import "uplot/dist/uPlot.min.css";
 import "./usage-page.css";
 import { errorText } from "../api/client.js";
-import {
-  type RecentUsageJson,
-  recentUsage,
-  type UsageReportJson,
-  type UsageTotalsJson,
-  usageReport,
-} from "../api/usage.js";
+import { gatewayStatus, type StatusJson } from "../api/status.js";
+import { type UsageReportJson, type UsageTotalsJson, usageReport } from "../api/usage.js";
 import { dollars } from "../format.js";
 import { UsageBreakdown } from "./usage/usage-breakdown.js";
 import { type ChartSeries, UsageChart } from "./usage/usage-chart.js";
@@ -50,7 +45,7 @@ export function UsagePage() {
   const [range, setRange] = useState<Range>(30);
   const [reload, setReload] = useState(0);
   const [ledger, setLedger] = useState<Ledger>();
-  const [recent, setRecent] = useState<RecentUsageJson>();
+  const [recent, setRecent] = useState<StatusJson["usage"]>();
   const [error, setError] = useState<string>();
   const [loading, setLoading] = useState(true);
 
@@ -68,7 +63,7 @@ export function UsagePage() {
     ]).then(([byDay, byThread, byModel]) => {
       if (live) setLedger({ days: everyDay(byDay), total: byDay.total, byThread, byModel });
     });
-    const recentDone = recentUsage().then((totals) => {
+    const recentDone = gatewayStatus().then(({ usage: totals }) => {
       if (live) setRecent(totals);
     });
     Promise.all([ledgerDone, recentDone])
@@ -116,7 +111,7 @@ export function UsagePage() {
   `;
 }
 
-function RecentTotals({ recent }: { recent: RecentUsageJson }) {
+function RecentTotals({ recent }: { recent: StatusJson["usage"] }) {
   return html`
     <div class="usage-totals">
       <${TotalsCard} title="Today" totals=${recent.today} />
