@@ -375,32 +375,6 @@ describe("guppy serve (HTTP API, aimock behind it)", () => {
     }
   }, 60_000);
 
-  it("streams a thread's first run to a client that followed it before its first message", async () => {
-    const s = await serve(home());
-    const id = "http:api:followed-first";
-    expect((await s.api(`/v1/threads/${id}/messages`)).status).toBe(404);
-    let subscribed = () => {};
-    const ready = new Promise<void>((r) => {
-      subscribed = r;
-    });
-    const seen = readSse(await s.api(`/v1/threads/${id}/events`), (e) => {
-      if (e === "ready") subscribed();
-      return e === "final";
-    });
-    await ready;
-    const posted = await s.api(`/v1/threads/${id}/messages`, {
-      method: "POST",
-      body: JSON.stringify({ text: "the very first" }),
-    });
-    expect(posted.status).toBe(202);
-    const events = (await seen).map((e) => e.event);
-    expect(events[0]).toBe("ready");
-    expect(events).toContain("start");
-    expect(events.at(-1)).toBe("final");
-    // An id that is not a thread id is still refused.
-    expect((await s.api("/v1/threads/logs:x:y/events")).status).toBe(400);
-  });
-
   it("names a posted message so that its 202, its events and its log entry can be matched", async () => {
     const s = await serve(home());
     const id = "http:api:ids";

@@ -323,9 +323,7 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   }
 
   app.get("/v1/threads/:id/events", async (c) => {
-    // A thread that has no message yet may be followed too: a client can open the stream and
-    // then send the first message without missing its run.
-    const id = await threadParam(c, false);
+    const id = await threadParam(c, true);
     if (typeof id !== "string") return id;
     const subscribe = backend.subscribe;
     if (!subscribe)

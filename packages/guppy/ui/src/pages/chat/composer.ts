@@ -13,6 +13,8 @@ export interface ComposerProps {
   threadId: string;
   /** A run is under way: sending steers it, and Stop (or Esc) aborts it. */
   running: boolean;
+  /** A prompt was accepted (202): its id in the gateway (its events' `message_id`). */
+  onSent(sent: { id: string; text: string }): void;
   /** A steer reached the running agent. */
   onSteered(text: string): void;
   /** `/new` or `/compact` is done: one line saying what it did. */
@@ -91,7 +93,8 @@ export function Composer(props: ComposerProps) {
           if (!(e instanceof ApiError && e.type === "nothing_running")) throw e;
         }
       }
-      await sendMessage(props.threadId, action.text);
+      const sent = await sendMessage(props.threadId, action.text);
+      props.onSent({ id: sent.id, text: action.text });
     }, true);
   };
 

@@ -27,8 +27,12 @@ export interface LiveThreadProps {
  */
 export function LiveThread({ threadId, onSettled }: LiveThreadProps) {
   const [state, dispatch] = useReducer(liveReducer, initialLive);
+  /** Whether the thread exists: its events stream opens only then (before, it is a 404). */
+  const [exists, setExists] = useState<boolean | undefined>();
   const [tools, setTools] = useState<ContextToolsJson | undefined>();
   const [loadError, setLoadError] = useState<string | undefined>();
+  /** The thread was made by a prompt sent from here: its stream opens after that prompt. */
+  const createdHere = useRef(false);
   const settled = useRef(onSettled);
   settled.current = onSettled;
 
@@ -49,10 +53,12 @@ export function LiveThread({ threadId, onSettled }: LiveThreadProps) {
     () =>
       threadStatus(threadId).then(
         (status) => {
+          setExists(true);
           dispatch({ type: "status", running: status.state === "running", queued: status.queued });
         },
         (e) => {
-          if (!(e instanceof ApiError && e.status === 404)) setLoadError(errorText(e));
+          if (e instanceof ApiError && e.status === 404) setExists(false);
+          else setLoadError(errorText(e));
         },
       ),
     [threadId],
@@ -67,18 +73,21 @@ export function LiveThread({ threadId, onSettled }: LiveThreadProps) {
     void loadTools();
   }, [loadStatus, loadTools]);
 
-  // Followed from the start, a thread with no message yet included: its first run streams too.
-  useEffect(
-    () =>
-      followThreadEvents(threadId, {
-        onEvent: (event) => {
-          dispatch({ type: "event", event });
-          if (event.type === "ready") void loadStatus();
-        },
-        onGap: () => void refresh(),
-      }),
-    [threadId, loadStatus, refresh],
-  );
+  useEffect(() => {
+    if (!exists) return;
+    return followThreadEvents(threadId, {
+      onEvent: (event) => {
+        dispatch({ type: "event", event });
+        if (event.type !== "ready") return;
+        // Opened after the thread's first prompt was sent, its run may be under way or over
+        // already: the messages are read again, not just the status.
+        if (createdHere.current) void refresh();
+        else void loadStatus();
+        createdHere.current = false;
+      },
+      onGap: () => void refresh(),
+    });
+  }, [threadId, exists, loadStatus, refresh]);
 
   // A run ended: the messages are read again, then the live copy of it goes.
   const ended = state.run?.ended ? state.run : undefined;
@@ -116,6 +125,11 @@ export function LiveThread({ threadId, onSettled }: LiveThreadProps) {
       <${Composer}
         threadId=${threadId}
         running=${state.running}
+        onSent=${() => {
+          if (exists) return;
+          createdHere.current = true;
+          setExists(true);
+        }}
         onSteered=${(text: string) =>
           dispatch({ type: "line", kind: "report", text: `Steered: ${text}` })}
         onCommand=${(report: string) => {
