@@ -16,12 +16,34 @@ export function duration(seconds: number): string {
   return `${Math.floor(seconds)} s`;
 }
 
+/**
+ * One `Intl.DateTimeFormat` per set of options, made at first use: `toLocaleString(…, options)`
+ * builds a new one at every call, which cost ~1 ms a message when a thread opened.
+ */
+function dateFormat(options: Intl.DateTimeFormatOptions): (date: Date) => string {
+  let format: Intl.DateTimeFormat | undefined;
+  return (date) => {
+    format ??= new Intl.DateTimeFormat(undefined, options);
+    return format.format(date);
+  };
+}
+
+const mediumDateTime = dateFormat({ dateStyle: "medium", timeStyle: "medium" });
+/** `14:05` (the browser's locale decides the form). */
+export const clockTime = dateFormat({ hour: "2-digit", minute: "2-digit" });
+/** `Nov 27, 2026, 14:05`. */
+export const shortDateTime = dateFormat({
+  year: "numeric",
+  month: "short",
+  day: "numeric",
+  hour: "2-digit",
+  minute: "2-digit",
+});
+
 /** An ISO time in local time, to the second; the text as given when it is not a time. */
 export function localTime(iso: string): string {
   const t = new Date(iso);
-  return Number.isNaN(t.getTime())
-    ? iso
-    : t.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+  return Number.isNaN(t.getTime()) ? iso : mediumDateTime(t);
 }
 
 /** "now", "5 min", "3 h", "2 d", then the date: how long ago `iso` was. */

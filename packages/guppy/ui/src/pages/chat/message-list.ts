@@ -2,7 +2,7 @@ import { html } from "htm/preact";
 import { Component, type ComponentChildren } from "preact";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import type { MessageJson } from "../../api/threads.js";
-import { localTime } from "../../format.js";
+import { clockTime, localTime, shortDateTime } from "../../format.js";
 import { Markdown } from "../../markdown.js";
 
 // Long threads (5,000 messages and more) stay smooth in two ways. Messages come 50 at a time,
@@ -153,13 +153,5 @@ function shortTime(iso: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   const today = new Date();
-  return d.toDateString() === today.toDateString()
-    ? d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })
-    : d.toLocaleString([], {
-        year: "numeric",
-        month: "short",
-        day: "numeric",
-        hour: "2-digit",
-        minute: "2-digit",
-      });
+  return d.toDateString() === today.toDateString() ? clockTime(d) : shortDateTime(d);
 }
