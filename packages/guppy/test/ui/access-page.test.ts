@@ -15,6 +15,7 @@ import {
   openPage,
   screenshot,
   signIn,
+  stopAll,
 } from "./ui-harness.js";
 
 const ANN = { id: 1001, name: "ann" };
@@ -63,12 +64,7 @@ describe.skipIf(!hasChromium)(
       browser = await launchBrowser();
     }, 60_000);
     afterAll(async () => {
-      await browser?.close();
-      serve?.child.kill("SIGTERM");
-      await serve?.exited;
-      await tg?.stop();
-      await llm?.stop();
-      cleanup?.();
+      await stopAll({ browser, serve, peers: [tg, llm], cleanup });
     });
 
     const list = async (): Promise<AccessList> => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { tempHome } from "../helpers/run-cli.js";
 import { type ServeProcess, startServe, waitFor } from "../serve/serve-harness.js";
-import { hasChromium, launchBrowser, signIn } from "./ui-harness.js";
+import { hasChromium, launchBrowser, signIn, stopAll } from "./ui-harness.js";
 
 /** axe-core's browser build, evaluated in the page (the context bypasses the page's CSP for it). */
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
@@ -69,11 +69,7 @@ describe.skipIf(!hasChromium)("control UI accessibility (axe-core in Chromium)",
     browser = await launchBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
-    serve?.child.kill("SIGTERM");
-    await serve?.exited;
-    await llm?.stop();
-    cleanup?.();
+    await stopAll({ browser, serve, peers: [llm], cleanup });
   });
 
   for (const scheme of ["light", "dark"] as const) {

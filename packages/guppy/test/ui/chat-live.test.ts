@@ -21,6 +21,7 @@ import {
   type PageWatch,
   screenshot,
   signIn,
+  stopAll,
 } from "./ui-harness.js";
 
 const THREAD = "http:api:live-ui";
@@ -110,11 +111,7 @@ describe.skipIf(!hasChromium)(
       answer.open();
       held.open();
       writeFileSync(toolGate ?? join(tmpdir(), "unused"), "");
-      await browser?.close();
-      serve?.child.kill("SIGTERM");
-      await serve?.exited;
-      await llm?.stop();
-      cleanup?.();
+      await stopAll({ browser, serve, peers: [llm], cleanup });
       if (marks) rmSync(marks, { recursive: true, force: true });
     });
 

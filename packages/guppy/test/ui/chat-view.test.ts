@@ -13,6 +13,7 @@ import {
   openPage,
   screenshot,
   signIn,
+  stopAll,
 } from "./ui-harness.js";
 
 /** How many threads the home starts with (issue 38 asks 1,000 for the figures: bench/). */
@@ -132,11 +133,7 @@ describe.skipIf(!hasChromium)("control UI chat view (Chromium + guppy serve + ai
     browser = await launchBrowser();
   }, 120_000);
   afterAll(async () => {
-    await browser?.close();
-    serve?.child.kill("SIGTERM");
-    await serve?.exited;
-    await llm?.stop();
-    cleanup?.();
+    await stopAll({ browser, serve, peers: [llm], cleanup });
   });
 
   /** Sends `text` to `threadId` through the API and waits for guppy's answer in its log. */

@@ -19,6 +19,7 @@ import {
   type PageWatch,
   screenshot,
   signIn,
+  stopAll,
 } from "./ui-harness.js";
 
 /** The event JSON of GET /v1/events (docs/channels.md). */
@@ -105,13 +106,7 @@ describe.skipIf(!hasChromium)("Schedules page (Chromium + guppy serve + aimock)"
     browser = await launchBrowser();
   }, 90_000);
   afterAll(async () => {
-    await browser?.close();
-    if (serve && serve.child.exitCode === null && serve.child.signalCode === null) {
-      serve.child.kill("SIGTERM");
-      await serve.exited;
-    }
-    await llm?.stop();
-    cleanup?.();
+    await stopAll({ browser, serve, peers: [llm], cleanup });
   });
 
   it("a one-shot created at a local date-time is listed with its next run and fires into the thread", async () => {

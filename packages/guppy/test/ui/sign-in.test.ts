@@ -12,6 +12,7 @@ import {
   openPage,
   screenshot,
   signIn,
+  stopAll,
 } from "./ui-harness.js";
 
 /** Issue 38 item 1: the page is served by guppy serve and let in only with the API token. */
@@ -35,11 +36,7 @@ describe.skipIf(!hasChromium)("control UI sign-in (Chromium + guppy serve + aimo
     browser = await launchBrowser();
   });
   afterAll(async () => {
-    await browser?.close();
-    serve?.child.kill("SIGTERM");
-    await serve?.exited;
-    await llm?.stop();
-    cleanup?.();
+    await stopAll({ browser, serve, peers: [llm], cleanup });
   });
 
   it("refuses a wrong token, lets the right one in, and keeps to its own origin", async () => {

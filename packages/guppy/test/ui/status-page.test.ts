@@ -14,6 +14,7 @@ import {
   openPage,
   screenshot,
   signIn,
+  stopAll,
 } from "./ui-harness.js";
 
 interface StatusJson {
@@ -62,12 +63,7 @@ describe.skipIf(!hasChromium)(
       browser = await launchBrowser();
     }, 60_000);
     afterAll(async () => {
-      await browser?.close();
-      serve?.child.kill("SIGTERM");
-      await serve?.exited;
-      await tg?.stop();
-      await llm?.stop();
-      cleanup?.();
+      await stopAll({ browser, serve, peers: [tg, llm], cleanup });
     });
 
     it("shows the model, channels, uptime, RSS and a recent error as it happens", async () => {

@@ -91,3 +91,23 @@ export async function screenshot(page: Page, name: string): Promise<string> {
 export function foreignRequests(watch: PageWatch, origin: string): string[] {
   return watch.requests.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith("data:"));
 }
+
+/**
+ * Stops what an e2e test started, each part only if it was started (a failed beforeAll leaves
+ * some undefined): the browser, then guppy serve, the peers, the home.
+ */
+export async function stopAll(parts: {
+  browser?: Browser | undefined;
+  serve?: ServeProcess | undefined;
+  peers?: Array<{ stop(): Promise<void> } | undefined>;
+  cleanup?: (() => void) | undefined;
+}): Promise<void> {
+  await parts.browser?.close();
+  const serve = parts.serve;
+  if (serve && serve.child.exitCode === null && serve.child.signalCode === null) {
+    serve.child.kill("SIGTERM");
+    await serve.exited;
+  }
+  for (const peer of parts.peers ?? []) await peer?.stop();
+  parts.cleanup?.();
+}

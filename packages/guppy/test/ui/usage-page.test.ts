@@ -12,6 +12,7 @@ import {
   openPage,
   screenshot,
   signIn,
+  stopAll,
 } from "./ui-harness.js";
 
 /** settings.json's `modelCost`, dollars per million tokens: the turns cost money. */
@@ -204,11 +205,7 @@ describe.skipIf(!hasChromium)("control UI usage page (Chromium + guppy serve + a
     browser = await launchBrowser();
   }, 60_000);
   afterAll(async () => {
-    await browser?.close();
-    serve?.child.kill("SIGTERM");
-    await serve?.exited;
-    await llm?.stop();
-    cleanup?.();
+    await stopAll({ browser, serve, peers: [llm], cleanup });
   });
 
   it("shows the ledger's numbers for the turns just made, in charts and tables", async () => {
