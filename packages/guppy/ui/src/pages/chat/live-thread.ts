@@ -78,6 +78,9 @@ export function LiveThread({ threadId, onSettled }: LiveThreadProps) {
     return followThreadEvents(threadId, {
       onEvent: (event) => {
         dispatch({ type: "event", event });
+        // A run whose start this stream did not see (opened after it began: a new thread's
+        // first run) has no live copy to end: its answer is read from the messages.
+        if (event.type === "final") void refresh();
         if (event.type !== "ready") return;
         // Opened after the thread's first prompt was sent, its run may be under way or over
         // already: the messages are read again, not just the status.

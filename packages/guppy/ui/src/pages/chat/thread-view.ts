@@ -104,16 +104,23 @@ function LiveHeader({
 }) {
   const [status, setStatus] = useState<ThreadStatusJson | null | undefined>();
   const count = useRef<number | undefined>(undefined);
+  /** Whether the thread was there at the last look (undefined: not asked yet). */
+  const existed = useRef<boolean | undefined>(undefined);
   useVisiblePoll(
     () =>
       threadStatus(threadId).then(
         (s) => {
           setStatus(s);
+          // More messages than last seen, or a thread that did not exist at the last look.
           if (count.current !== undefined && s.messages !== count.current) onMoreMessages();
+          else if (count.current === undefined && existed.current === false) onMoreMessages();
           count.current = s.messages;
+          existed.current = true;
         },
         (e) => {
-          if (notFound(e)) setStatus(null);
+          if (!notFound(e)) return;
+          setStatus(null);
+          existed.current = false;
         },
       ),
     STATUS_POLL_MS,
