@@ -11,13 +11,14 @@ import type { Hono } from "hono";
 /** The built page: index.html and its hashed assets, read once at start. */
 export interface ControlUi {
   index: string;
-  /** By file name under /ui/; `gzip`: the same bytes compressed once at start. */
+  /** By file name under /ui/. */
   assets: Map<string, Asset>;
 }
 
 interface Asset {
   body: Uint8Array;
-  gzip: Uint8Array;
+  /** The same bytes gzipped, made at the first request that takes gzip (not at start). */
+  gzip?: Uint8Array;
   type: string;
 }
 
@@ -70,8 +71,7 @@ export function readControlUi(dir: string): ControlUi {
     if (name === "index.html") continue;
     const type = TYPES[extname(name)];
     if (!type) continue;
-    const body = readFileSync(join(dir, name));
-    assets.set(name, { body, gzip: gzipSync(body, { level: 9 }), type });
+    assets.set(name, { body: readFileSync(join(dir, name)), type });
   }
   return { index: readFileSync(join(dir, "index.html"), "utf8"), assets };
 }
@@ -108,6 +108,7 @@ export function addControlUiRoutes(app: Hono, ui: ControlUi | undefined): void {
       vary: "accept-encoding",
     };
     if (/\bgzip\b/.test(c.req.header("accept-encoding") ?? "")) {
+      asset.gzip ??= gzipSync(asset.body, { level: 9 });
       return c.body(asset.gzip as Uint8Array<ArrayBuffer>, 200, {
         ...headers,
         "content-encoding": "gzip",
