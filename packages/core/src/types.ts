@@ -251,8 +251,11 @@ export interface ThreadHandle {
    * steer refused): where the channel can, only they see it (Slack: ephemeral). Absent: `notice`.
    */
   acknowledge?(text: string): void | Promise<void>;
-  /** Posts a file from disk to the thread (the `upload` tool); absent where the channel cannot. */
-  uploadFile?(path: string, comment?: string): Promise<void>;
+  /**
+   * Posts a file to the thread (the `upload` tool, which read `data` from the checked file);
+   * absent where the channel cannot.
+   */
+  uploadFile?(file: { data: Buffer; filename: string }, comment?: string): Promise<void>;
   /**
    * Posts a message as guppy's to the thread, outside any answer (the `send_message` tool: progress
    * while a run goes on, a message from another thread's run). Absent: `notice` takes it.

@@ -1,5 +1,6 @@
-import { readFileSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
+import { readTextNoFollow } from "../fs/no-follow.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { canonicalThreadId } from "../store/thread-layout.js";
 import type { Orchestrator, PromptOrigin, SendResult } from "../types.js";
@@ -293,7 +294,7 @@ export function createEventBus(options: EventBusOptions): EventBus {
   const textOf = (id: string): string | { problem: string } => {
     let content: string;
     try {
-      content = readFileSync(join(dir, `${id}.json`), "utf8");
+      content = readTextNoFollow(dir, join(dir, `${id}.json`));
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       return { problem: code === "ENOENT" ? `${id}.json is gone` : `${id}.json: ${String(error)}` };

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readTextNoFollow } from "../fs/no-follow.js";
 import { type EventSpec, parseEventFile, validateEvent, validEventId } from "./event-file.js";
 import {
   eventExists,
@@ -88,7 +88,7 @@ export function readEvent(dir: string, id: string): EventSpec | undefined {
   if (!validEventId(id)) return undefined;
   let text: string;
   try {
-    text = readFileSync(eventPath(dir, id), "utf8");
+    text = readTextNoFollow(dir, eventPath(dir, id));
   } catch {
     return undefined;
   }

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { NoFollowError, readTextNoFollow } from "../fs/no-follow.js";
 import { writeFileAtomic } from "../fs/write.js";
 import { canonicalThreadId } from "../store/thread-layout.js";
 import { type EventSpec, eventFileText, eventIdOf, parseEventFile } from "./event-file.js";
@@ -28,8 +29,9 @@ export function readEventFiles(dir: string): EventFiles {
     if (id === undefined) continue;
     let text: string;
     try {
-      text = readFileSync(join(dir, name), "utf8");
-    } catch {
+      text = readTextNoFollow(dir, join(dir, name));
+    } catch (error) {
+      if (error instanceof NoFollowError) out.problems.push({ file: name, problem: error.message });
       continue;
     }
     const parsed = parseEventFile(id, text);

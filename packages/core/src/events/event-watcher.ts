@@ -1,13 +1,6 @@
-import {
-  type FSWatcher,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  watch,
-} from "node:fs";
+import { type FSWatcher, mkdirSync, readdirSync, renameSync, statSync, watch } from "node:fs";
 import { join } from "node:path";
+import { readTextNoFollow } from "../fs/no-follow.js";
 import type { Logger } from "../logging/logger.js";
 import { type EventSpec, eventIdOf, parseEventFile } from "./event-file.js";
 
@@ -84,7 +77,7 @@ export function createEventWatcher(options: EventWatcherOptions): EventWatcher {
       if (!stat.isFile()) return;
       const before = seen.get(name);
       if (before && before.mtimeMs === stat.mtimeMs && before.size === stat.size) return;
-      text = readFileSync(path, "utf8");
+      text = readTextNoFollow(dir, path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
         logger.warn(`events: could not read ${path}`, { error: String(error) });

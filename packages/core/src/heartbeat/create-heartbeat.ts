@@ -64,10 +64,16 @@ export function createHeartbeat(options: HeartbeatOptions): Heartbeat {
     return true;
   };
 
+  /** The last refusal logged (a symlinked HEARTBEAT.md is named once, not at every beat). */
+  let lastRefusal: string | undefined;
+
   const beat = (): BeatOutcome => {
     if (stillRunning()) return skip("previous_running", pending?.threadId);
     if (!withinActiveHours(options.hours, now(), options.timeZone)) return skip("outside_hours");
-    const content = readHeartbeatFile(options.home);
+    const content = readHeartbeatFile(options.home, (line) => {
+      if (line !== lastRefusal) logger.warn(`heartbeat: ${line}`);
+      lastRefusal = line;
+    });
     if (content === undefined) return skip("nothing_actionable");
     const threadId = heartbeatThread(options.lastChannel, () => orchestrator.threads());
     if (!threadId) return skip("no_thread");

@@ -1,5 +1,5 @@
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { NoFollowError, readTextNoFollow } from "../fs/no-follow.js";
 
 /** The owner's standing checklist, read at every beat: `<home>/HEARTBEAT.md`. */
 export const HEARTBEAT_FILE = "HEARTBEAT.md";
@@ -24,13 +24,18 @@ export function isActionable(text: string): boolean {
 
 /**
  * HEARTBEAT.md's text when it asks for something; undefined when it is missing, unreadable or
- * holds nothing actionable.
+ * holds nothing actionable. A symlink there (a tool could have made one) is refused, never
+ * followed, and `refused` is told why.
  */
-export function readHeartbeatFile(home: string): string | undefined {
+export function readHeartbeatFile(
+  home: string,
+  refused?: (line: string) => void,
+): string | undefined {
   let text: string;
   try {
-    text = readFileSync(join(home, HEARTBEAT_FILE), "utf8");
-  } catch {
+    text = readTextNoFollow(home, join(home, HEARTBEAT_FILE));
+  } catch (error) {
+    if (error instanceof NoFollowError) refused?.(`refused ${error.message}`);
     return undefined;
   }
   return isActionable(text) ? text.trim() : undefined;

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import { adapterDirOf, channelDirOf, parseThreadId } from "../store/thread-layout.js";
-import { readTextFile } from "./read-text-file.js";
+import { type Refused, readTextFile } from "./read-text-file.js";
 
 export interface MemoryLevel {
   scope: Scope;
@@ -18,10 +18,10 @@ export interface MemoryLevel {
  * The thread's three memory files (global, transport, channel), read fresh from disk on every
  * call: the runner calls this before each run, so what the agent wrote last time is seen next time.
  */
-export function readMemoryLevels(home: string, threadId: string): MemoryLevel[] {
+export function readMemoryLevels(home: string, threadId: string, refused?: Refused): MemoryLevel[] {
   return scopeDirs(home, threadId).map(({ scope, dir, label }) => {
     const path = join(dir, "MEMORY.md");
-    const content = readTextFile(path);
+    const content = readTextFile(path, home, refused);
     const detail = label.includes("(") ? label.slice(label.indexOf("(")) : "";
     const title = `${scope[0]?.toUpperCase()}${scope.slice(1)} Memory${detail ? ` ${detail}` : ""}`;
     return { scope, title, purpose: purposes[scope], path, ...(content ? { content } : {}) };
@@ -88,13 +88,14 @@ export function readRecentDailyNotes(
   now: Date,
   timeZone?: string,
   previousDays = 2,
+  refused?: Refused,
 ): DailyNote[] {
   const today = localDate(now, timeZone);
   const notes: DailyNote[] = [];
   for (let i = 0; i <= previousDays; i++) {
     const date = addDays(today, -i);
     const path = dailyNotePath(home, date);
-    const content = readTextFile(path);
+    const content = readTextFile(path, home, refused);
     notes.push({ date, path, ...(content ? { content } : {}) });
   }
   return notes;

@@ -1,15 +1,22 @@
-import { readdirSync, readFileSync, type Stats, statSync } from "node:fs";
+import { lstatSync, readdirSync, type Stats, statSync } from "node:fs";
 import { join } from "node:path";
+import { NoFollowError, readNoFollow } from "../fs/no-follow.js";
+
+/** Told of a file refused because it is a symlink or lies behind one (one line naming it). */
+export type Refused = (line: string) => void;
 
 /**
  * A Markdown file's text, or undefined when it is missing, unreadable or blank. A file holding
- * only HTML comments (the templates `guppy init` writes) counts as blank.
+ * only HTML comments (the templates `guppy init` writes) counts as blank. `root` is the folder
+ * the file belongs under (guppy's home): a symlink at the file or on the way to it from `root`
+ * is refused (see readFileFresh) and `refused` is told.
  */
-export function readTextFile(path: string): string | undefined {
+export function readTextFile(path: string, root: string, refused?: Refused): string | undefined {
   let text: string | undefined;
   try {
-    text = readFileFresh(path);
-  } catch {
+    text = readFileFresh(path, root);
+  } catch (error) {
+    if (error instanceof NoFollowError) refused?.(`refused ${error.message}`);
     return undefined;
   }
   if (text === undefined || onlyCommentsAndSpace(text)) return undefined;
@@ -57,9 +64,18 @@ export function remember<T>(cache: Map<string, T>, key: string, value: T, max = 
   }
 }
 
-/** A file's text, or undefined when there is no such file; throws when it cannot be read. */
-export function readFileFresh(path: string): string | undefined {
-  const st = statSync(path, { throwIfNoEntry: false });
+/**
+ * A file's text, or undefined when there is no such file; throws when it cannot be read. These
+ * files lie where a tool may write (memory, daily notes, skills), so they are read the way
+ * `readNoFollow` reads: a symlink at the file, or a folder on the way from `root` swapped for
+ * one, throws a NoFollowError instead of being followed to guppy's keys or another thread's log.
+ */
+export function readFileFresh(path: string, root: string): string | undefined {
+  const st = lstatSync(path, { throwIfNoEntry: false });
+  if (st?.isSymbolicLink()) {
+    files.delete(path);
+    throw new NoFollowError(path, "is a symlink, which is refused");
+  }
   if (!st?.isFile()) {
     files.delete(path);
     return undefined;
@@ -67,7 +83,12 @@ export function readFileFresh(path: string): string | undefined {
   const stamp = stampOf(st);
   const hit = files.get(path);
   if (hit?.stamp === stamp) return hit.text;
-  const text = readFileSync(path, "utf8");
+  const bytes = readNoFollow(root, path);
+  if (bytes === undefined) {
+    files.delete(path);
+    return undefined;
+  }
+  const text = bytes.toString("utf8");
   remember(files, path, { stamp, text });
   return text;
 }

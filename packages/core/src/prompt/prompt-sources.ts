@@ -6,7 +6,7 @@ import {
   readMemoryLevels,
   readRecentDailyNotes,
 } from "../memory/memory.js";
-import { readTextFile, remember } from "../memory/read-text-file.js";
+import { type Refused, readTextFile, remember } from "../memory/read-text-file.js";
 import { loadSkills, type Skill } from "../skills/load-skills.js";
 import { parseThreadId } from "../store/thread-layout.js";
 
@@ -107,10 +107,12 @@ export function loadPromptSources(options: {
 }): PromptSources {
   const { home, threadId } = options;
   const { skills, warnings } = loadSkills(home, threadId);
+  // A file refused as a symlink is named among the warnings (the runner logs each once).
+  const refused = (line: string) => warnings.push(line);
   return {
-    bootstrap: readBootstrapFiles(home),
-    memory: readMemoryLevels(home, threadId),
-    dailyNotes: readRecentDailyNotes(home, options.now, options.timeZone),
+    bootstrap: readBootstrapFiles(home, refused),
+    memory: readMemoryLevels(home, threadId, refused),
+    dailyNotes: readRecentDailyNotes(home, options.now, options.timeZone, 2, refused),
     skills,
     warnings,
   };
@@ -134,10 +136,10 @@ export interface BootstrapFile {
 }
 
 /** Reads IDENTITY.md, SOUL.md, USER.md, AGENTS.md and SYSTEM.md from `<home>`, fresh. */
-export function readBootstrapFiles(home: string): BootstrapFile[] {
+export function readBootstrapFiles(home: string, refused?: Refused): BootstrapFile[] {
   return bootstrapFileNames.map((name) => {
     const path = join(home, name);
-    const content = readTextFile(path);
+    const content = readTextFile(path, home, refused);
     return { name, path, ...(content ? { content } : {}) };
   });
 }

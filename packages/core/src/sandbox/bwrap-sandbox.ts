@@ -56,6 +56,9 @@ export function bwrapArgs(
   }
   for (const grant of view.grants ?? []) {
     const link = symlinkTarget(grant.path);
+    // guppy's own places are bound only as what they are: a MEMORY.md made a symlink to
+    // guppy.env would otherwise bind guppy.env into the sandbox.
+    if (link !== undefined && grant.noSymlink) continue;
     // A top-level link such as /bin → usr/bin stays a link, to the folder bound beside it.
     if (link !== undefined && dirname(grant.path) === sep) {
       mounts.push({ path: grant.path, args: ["--symlink", link, grant.path] });

@@ -48,7 +48,7 @@ export function secretDenials(home: string): PathDenial[] {
 export function threadGrants(home: string, threadId: string): ViewGrant[] {
   const threadDir = threadDirOf(home, threadId);
   const levels = scopeDirs(home, threadId);
-  return [
+  const own: ViewGrant[] = [
     { path: join(threadDir, WORKSPACE_DIR), access: "rw", label: "the workspace", create: "dir" },
     ...levels.map(
       ({ dir, label }): ViewGrant => ({
@@ -69,6 +69,8 @@ export function threadGrants(home: string, threadId: string): ViewGrant[] {
     { path: join(threadDir, ATTACHMENTS_DIR), access: "ro", label: "the attachments" },
     { path: join(threadDir, ARTIFACTS_DIR), access: "ro", label: "the saved outputs" },
   ];
+  // A symlink at one of these (a tool could have made one) is neither bound nor granted.
+  return own.map((grant) => ({ ...grant, noSymlink: true }));
 }
 
 /** The system folders a sandboxed command needs to run programs, read-only. */

@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { NoFollowError } from "../fs/no-follow.js";
 import { type Scope, scopeDirs } from "../memory/memory.js";
 import { listSubdirsFresh, readFileFresh } from "../memory/read-text-file.js";
 
@@ -34,7 +35,7 @@ export function loadSkills(home: string, threadId: string): LoadedSkills {
   const warnings: string[] = [];
   const merged = new Map<string, Skill>();
   for (const { scope, dir } of scopeDirs(home, threadId)) {
-    for (const skill of loadScope(join(dir, "skills"), scope, warnings)) {
+    for (const skill of loadScope(home, join(dir, "skills"), scope, warnings)) {
       const hidden = merged.get(skill.name);
       merged.set(
         skill.name,
@@ -48,15 +49,19 @@ export function loadSkills(home: string, threadId: string): LoadedSkills {
   return { skills, warnings };
 }
 
-function loadScope(skillsDir: string, scope: Scope, warnings: string[]): Skill[] {
+function loadScope(home: string, skillsDir: string, scope: Scope, warnings: string[]): Skill[] {
   const found = new Map<string, Skill>();
   for (const entry of listSubdirsFresh(skillsDir)) {
     const dir = join(skillsDir, entry);
     const path = join(dir, "SKILL.md");
     let text: string | undefined;
     try {
-      text = readFileFresh(path);
+      text = readFileFresh(path, home);
     } catch (error) {
+      if (error instanceof NoFollowError) {
+        warnings.push(`skill ${path} skipped: refused ${error.message}`);
+        continue;
+      }
       const code = (error as NodeJS.ErrnoException).code;
       warnings.push(`skill ${path} skipped: cannot read it (${code ?? error})`);
       continue;

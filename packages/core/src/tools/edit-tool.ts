@@ -1,8 +1,17 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { closeSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
+import { readAll } from "../fs/no-follow.js";
 import type { ToolContext } from "./tool-context.js";
-import { decodeUtf8, looksBinary, regularFileStat, textResult, toolPath } from "./tool-context.js";
+import {
+  decodeUtf8,
+  looksBinary,
+  openChecked,
+  regularFileStat,
+  textResult,
+  toolPath,
+  writeChecked,
+} from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path, absolute or relative to the workspace" }),
@@ -23,9 +32,17 @@ export function createEditTool(ctx: ToolContext): AgentTool<typeof parameters> {
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
       const path = toolPath(ctx, params.path, "write", "edit");
-      if (!regularFileStat(path, "edit"))
-        throw new Error(`File not found: ${path}. Use write to create a new file.`);
-      const bytes = readFileSync(path);
+      const missing = () => new Error(`File not found: ${path}. Use write to create a new file.`);
+      if (!regularFileStat(path, "edit")) throw missing();
+      // The checked file itself is read and then replaced in its own folder (see writeChecked).
+      const file = openChecked(path, "edit");
+      if (!file) throw missing();
+      let bytes: Buffer;
+      try {
+        bytes = readAll(file.fd, file.stat.size);
+      } finally {
+        closeSync(file.fd);
+      }
       if (looksBinary(bytes)) {
         throw new Error(
           `${path} is a binary file (${bytes.length} bytes); edit changes text files only.`,
@@ -66,7 +83,7 @@ export function createEditTool(ctx: ToolContext): AgentTool<typeof parameters> {
       const updated = params.replace_all
         ? text.split(oldString).join(newString)
         : text.replace(oldString, () => newString);
-      writeFileSync(path, updated, "utf8");
+      writeChecked(path, updated, "edit");
       const n = params.replace_all ? count : 1;
       return textResult(`Replaced ${n} occurrence${n === 1 ? "" : "s"} in ${path}.`, {
         path,

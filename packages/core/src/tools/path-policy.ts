@@ -12,6 +12,11 @@ export interface PathGrant {
   access: "ro" | "rw";
   /** How an error names it, e.g. "the workspace" (default: the path). */
   label?: string;
+  /**
+   * Granted only while the path itself is no symlink (guppy's own places in its home, where a
+   * tool could have put one: a MEMORY.md linked to guppy.env must not grant guppy.env).
+   */
+  noSymlink?: boolean;
 }
 
 /** A path the file tools refuse whatever the grants say (guppy's own secret files). */
@@ -57,6 +62,7 @@ export function createPathPolicy(options: {
       if (!grants) return real;
       let readOnly: PathGrant | undefined;
       for (const grant of grants) {
+        if (grant.noSymlink && isSymlink(grant.path)) continue;
         if (!isWithin(real, realPath(grant.path))) continue;
         if (mode === "read" || grant.access === "rw") return real;
         readOnly = grant;
@@ -83,6 +89,15 @@ function list(grants: readonly PathGrant[], only?: "rw"): string {
   return shown
     .map((g) => `${g.label ? `${g.label} ${g.path}` : g.path}${only ? "" : ` (${g.access})`}`)
     .join(", ");
+}
+
+/** Whether `path` itself is a symlink. */
+export function isSymlink(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** True when `path` is `root` or under it. */

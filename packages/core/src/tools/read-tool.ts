@@ -1,8 +1,15 @@
+import { closeSync } from "node:fs";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { defaultPageLimits, type PageLimits, readPage } from "./read-page.js";
 import type { ToolContext } from "./tool-context.js";
-import { fileLooksBinary, regularFileStat, textResult, toolPath } from "./tool-context.js";
+import {
+  fileLooksBinary,
+  openChecked,
+  regularFileStat,
+  textResult,
+  toolPath,
+} from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path, absolute or relative to the workspace" }),
@@ -30,25 +37,39 @@ export function createReadTool(
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
       const path = toolPath(ctx, params.path, "read", "read");
-      const stat = regularFileStat(path, "read");
-      if (!stat) {
+      // A FIFO or device is refused before anything opens it; then the checked file itself
+      // is opened (a folder swapped for a symlink since the check cannot redirect the read).
+      regularFileStat(path, "read");
+      const file = openChecked(path, "read");
+      if (!file) {
         const given = params.path;
         throw new Error(
           `File not found: ${given}${given === path ? "" : ` (resolved to ${path})`}.`,
         );
       }
-      if (fileLooksBinary(path)) {
-        throw new Error(
-          `${path} is a binary file (${stat.size} bytes); read shows text files only.`,
+      const { fd, stat } = file;
+      let page: Awaited<ReturnType<typeof readPage>>;
+      try {
+        if (fileLooksBinary(fd)) {
+          throw new Error(
+            `${path} is a binary file (${stat.size} bytes); read shows text files only.`,
+          );
+        }
+        page = await readPage(
+          fd,
+          {
+            start: (params.offset ?? 1) - 1,
+            limit: params.limit ?? DEFAULT_LIMIT,
+            maxChars: ctx.toolResultMaxChars,
+            maxLineChars: MAX_LINE,
+          },
+          pageLimits,
         );
+      } finally {
+        closeSync(fd);
       }
       const start = (params.offset ?? 1) - 1;
       const limit = params.limit ?? DEFAULT_LIMIT;
-      const page = await readPage(
-        path,
-        { start, limit, maxChars: ctx.toolResultMaxChars, maxLineChars: MAX_LINE },
-        pageLimits,
-      );
       const { total } = page;
       if (stat.size === 0) {
         if (start === 0) return textResult("(empty file)", { path });

@@ -1,10 +1,11 @@
-import { closeSync, openSync, readSync, type Stats, statSync } from "node:fs";
+import { closeSync, fstatSync, readSync, type Stats, statSync } from "node:fs";
 import { homedir } from "node:os";
-import { isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { AgentToolResult } from "@mariozechner/pi-agent-core";
+import { NoFollowError, openNoFollow, writeNoFollow } from "../fs/no-follow.js";
 import type { Redactor } from "../logging/redact.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
-import type { PathMode, PathPolicy } from "./path-policy.js";
+import { type PathMode, type PathPolicy, realPath } from "./path-policy.js";
 
 /** What the built-in tools need from the thread they run in. */
 export interface ToolContext {
@@ -46,7 +47,7 @@ export function toolPath(
   const trimmed = given.trim();
   const host = ctx.sandbox?.toHostPath?.(trimmed) ?? trimmed;
   const path = resolveToolPath(ctx.workspaceDir, host);
-  return ctx.pathPolicy ? ctx.pathPolicy.check(path, mode, tool) : path;
+  return ctx.pathPolicy ? ctx.pathPolicy.check(path, mode, tool) : realPath(path);
 }
 
 /** A plain-text tool result. */
@@ -76,13 +77,17 @@ export function regularFileStat(path: string, tool: string): Stats | undefined {
   } catch {
     return undefined;
   }
+  refuseIrregular(path, stat, tool);
+  return stat;
+}
+
+function refuseIrregular(path: string, stat: Stats, tool: string): void {
   if (stat.isDirectory()) throw new Error(`${path} is a directory, not a file.`);
   if (!stat.isFile()) {
     throw new Error(
       `${path} is ${kindOf(stat)}, not a regular file; ${tool} works on regular files only.`,
     );
   }
-  return stat;
 }
 
 function kindOf(stat: Stats): string {
@@ -101,15 +106,76 @@ export function looksBinary(bytes: Uint8Array): boolean {
   return bytes.subarray(0, SNIFF_BYTES).includes(0);
 }
 
-/** looksBinary for a regular file, reading only its first 8 KiB. */
-export function fileLooksBinary(path: string): boolean {
-  const fd = openSync(path, "r");
+/** looksBinary for an open regular file, reading only its first 8 KiB. */
+export function fileLooksBinary(fd: number): boolean {
+  const head = Buffer.alloc(SNIFF_BYTES);
+  return looksBinary(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
+}
+
+/**
+ * Opens for reading the file a tool checked (`path`, the real path `toolPath` gave): that very
+ * file, every part of the path opened without following a symlink, so a folder swapped for a
+ * symlink since the check cannot send the read elsewhere. Undefined when nothing is there;
+ * anything but a regular file is refused as `regularFileStat` says it. The caller closes `fd`.
+ */
+export function openChecked(path: string, tool: string): { fd: number; stat: Stats } | undefined {
+  let fd: number;
   try {
-    const head = Buffer.alloc(SNIFF_BYTES);
-    return looksBinary(head.subarray(0, readSync(fd, head, 0, head.length, 0)));
-  } finally {
-    closeSync(fd);
+    fd = openNoFollow("/", path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw swapped(error, tool, "read");
   }
+  try {
+    const stat = fstatSync(fd);
+    refuseIrregular(path, stat, tool);
+    return { fd, stat };
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+}
+
+/**
+ * Writes the whole file a tool checked (`path`, the real path `toolPath` gave) the same way:
+ * folders opened (or made) without following a symlink, the bytes written to a new file in the
+ * opened folder and renamed over the name there (see `writeNoFollow`).
+ */
+export function writeChecked(path: string, content: string, tool: string): void {
+  try {
+    writeNoFollow("/", path, content);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOTDIR" || notAFolder(error)) {
+      const file = fileOnTheWay(path);
+      if (file) throw new Error(`Cannot write ${path}: ${file} is a file, not a directory.`);
+    }
+    throw swapped(error, tool, "written");
+  }
+}
+
+function notAFolder(error: unknown): boolean {
+  return error instanceof NoFollowError && error.reason.includes("not a folder");
+}
+
+/** The nearest folder above `path` that is a file, if one is. */
+function fileOnTheWay(path: string): string | undefined {
+  for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
+    let stat: Stats;
+    try {
+      stat = statSync(dir);
+    } catch {
+      continue; // missing, or under a file: look further up
+    }
+    if (!stat.isDirectory()) return dir;
+  }
+  return undefined;
+}
+
+function swapped(error: unknown, tool: string, done: "read" | "written"): Error {
+  if (!(error instanceof NoFollowError)) return error as Error;
+  return new Error(
+    `${tool}: ${error.path} changed while in use (a part of it ${error.reason.replace(/^goes/, "now goes")}); nothing was ${done}.`,
+  );
 }
 
 /**

@@ -1,11 +1,12 @@
-import { statSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { basename } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
+import { readAll } from "../fs/no-follow.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { ThreadHandle } from "../types.js";
 import type { PathPolicy } from "./path-policy.js";
-import { textResult, toolPath } from "./tool-context.js";
+import { openChecked, regularFileStat, textResult, toolPath } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File to send, absolute or relative to the workspace" }),
@@ -33,21 +34,22 @@ export function createUploadTool(options: {
     parameters,
     async execute(_id, params: Static<typeof parameters>) {
       const path = toolPath(options, params.path, "read", "upload");
-      let size: number;
+      regularFileStat(path, "upload");
+      // The checked file itself is read here (see openChecked) and its bytes are what is sent.
+      const file = openChecked(path, "upload");
+      if (!file) throw new Error(`${path} does not exist`);
+      let data: Buffer;
+      const size = file.stat.size;
       try {
-        const stat = statSync(path);
-        if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
-        size = stat.size;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOENT")
-          throw new Error(`${path} does not exist`);
-        throw error;
+        if (size > UPLOAD_MAX_BYTES)
+          throw new Error(`${path} is ${size} bytes; the limit is ${UPLOAD_MAX_BYTES}`);
+        data = readAll(file.fd, size);
+      } finally {
+        closeSync(file.fd);
       }
-      if (size > UPLOAD_MAX_BYTES)
-        throw new Error(`${path} is ${size} bytes; the limit is ${UPLOAD_MAX_BYTES}`);
       const handle = options.thread();
       if (!handle?.uploadFile) throw new Error("this conversation's channel cannot receive files");
-      await handle.uploadFile(path, params.comment);
+      await handle.uploadFile({ data, filename: basename(path) }, params.comment);
       return textResult(`Uploaded ${basename(path)} (${size} bytes) to the chat.`, { path, size });
     },
   };

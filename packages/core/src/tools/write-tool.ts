@@ -1,9 +1,7 @@
-import { mkdirSync, statSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import type { ToolContext } from "./tool-context.js";
-import { regularFileStat, textResult, toolPath } from "./tool-context.js";
+import { regularFileStat, textResult, toolPath, writeChecked } from "./tool-context.js";
 
 const parameters = Type.Object({
   path: Type.String({ description: "File path, absolute or relative to the workspace" }),
@@ -22,35 +20,9 @@ export function createWriteTool(ctx: ToolContext): AgentTool<typeof parameters> 
       const path = toolPath(ctx, params.path, "write", "write");
       // Nothing there yet is fine (the file is created); something other than a file is not.
       regularFileStat(path, "write");
-      makeParents(path);
-      writeFileSync(path, params.content, "utf8");
+      writeChecked(path, params.content, "write");
       const bytes = Buffer.byteLength(params.content, "utf8");
       return textResult(`Wrote ${bytes} bytes to ${path}.`, { path, bytes });
     },
   };
-}
-
-/**
- * Creates the directories above `path`; where one of them is a file, says which, rather than
- * node's "EEXIST: file already exists, mkdir '…'" (which names the directory it wanted).
- */
-function makeParents(path: string): void {
-  try {
-    mkdirSync(dirname(path), { recursive: true });
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code !== "EEXIST" && code !== "ENOTDIR") throw error;
-    for (let dir = dirname(path); dir !== dirname(dir); dir = dirname(dir)) {
-      let stat: ReturnType<typeof statSync> | undefined;
-      try {
-        stat = statSync(dir);
-      } catch {
-        continue; // missing, or under a file: look further up
-      }
-      if (!stat.isDirectory()) {
-        throw new Error(`Cannot write ${path}: ${dir} is a file, not a directory.`);
-      }
-    }
-    throw error;
-  }
 }

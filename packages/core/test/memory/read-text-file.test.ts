@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -7,6 +7,7 @@ import {
   listSubdirsFresh,
   onlyCommentsAndSpace,
   readFileFresh,
+  readTextFile,
 } from "../../src/memory/read-text-file.js";
 
 /** What the file reader meant all along: strip closed comments, and nothing is left but space. */
@@ -60,15 +61,15 @@ describe("stat-checked reads of prompt sources", () => {
 
   it("reads a file again once it changed, even to the same size", () => {
     const path = join(dir, "MEMORY.md");
-    expect(readFileFresh(path)).toBeUndefined();
+    expect(readFileFresh(path, dir)).toBeUndefined();
     writeFileSync(path, "likes tea");
-    expect(readFileFresh(path)).toBe("likes tea");
+    expect(readFileFresh(path, dir)).toBe("likes tea");
     writeFileSync(path, "likes rum");
     // Same size; a coarse clock could give the same mtime, so move it explicitly.
     utimesSync(path, new Date(Date.now() + 5_000), new Date(Date.now() + 5_000));
-    expect(readFileFresh(path)).toBe("likes rum");
+    expect(readFileFresh(path, dir)).toBe("likes rum");
     rmSync(path);
-    expect(readFileFresh(path)).toBeUndefined();
+    expect(readFileFresh(path, dir)).toBeUndefined();
   });
 
   it("lists subfolders afresh when one is added or removed, skipping files and hidden ones", () => {
@@ -82,5 +83,39 @@ describe("stat-checked reads of prompt sources", () => {
     expect(listSubdirsFresh(skills)).toEqual(["alarm", "weather"]);
     rmSync(join(skills, "weather"), { recursive: true });
     expect(listSubdirsFresh(skills)).toEqual(["alarm"]);
+  });
+});
+
+describe("prompt sources are never read through a symlink", () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "guppy-read-cache-"));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("refuses a daily note symlinked to a secret, even after reading the note itself", () => {
+    const secret = join(dir, "guppy.env");
+    writeFileSync(secret, "OPENAI_API_KEY=sk-secret");
+    mkdirSync(join(dir, "memory", "202612"), { recursive: true });
+    const note = join(dir, "memory", "202612", "20261206.md");
+    writeFileSync(note, "bought milk");
+    const refused: string[] = [];
+    expect(readTextFile(note, dir, (line) => refused.push(line))).toBe("bought milk");
+    rmSync(note);
+    symlinkSync(secret, note);
+    expect(readTextFile(note, dir, (line) => refused.push(line))).toBeUndefined();
+    expect(refused).toEqual([`refused ${note} is a symlink, which is refused`]);
+  });
+
+  it("refuses a month folder swapped for a symlink to another folder", () => {
+    mkdirSync(join(dir, "elsewhere"));
+    writeFileSync(join(dir, "elsewhere", "20261206.md"), "another thread's log");
+    mkdirSync(join(dir, "memory"));
+    symlinkSync(join(dir, "elsewhere"), join(dir, "memory", "202612"));
+    const refused: string[] = [];
+    const note = join(dir, "memory", "202612", "20261206.md");
+    expect(readTextFile(note, dir, (line) => refused.push(line))).toBeUndefined();
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toContain(note);
   });
 });

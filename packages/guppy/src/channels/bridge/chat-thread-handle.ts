@@ -1,5 +1,3 @@
-import { readFile } from "node:fs/promises";
-import { basename } from "node:path";
 import type { Logger, ThreadHandle } from "@guppy/core";
 import type { Thread } from "chat";
 import { acknowledge } from "./acknowledge.js";
@@ -83,11 +81,8 @@ export function createChatThreadHandle(
     post: (text) => postSplit(thread, text, reply),
     // What `search_channel` reads beside guppy's logs: the thread's and its channel's messages.
     history: chatThreadHistory(thread),
-    uploadFile: async (path, comment) => {
-      const data = await readFile(path);
-      await withRateLimitRetry(() =>
-        thread.post({ markdown: comment ?? "", files: [{ data, filename: basename(path) }] }),
-      );
+    uploadFile: async (file, comment) => {
+      await withRateLimitRetry(() => thread.post({ markdown: comment ?? "", files: [file] }));
     },
   };
 }
