@@ -1,4 +1,5 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
@@ -8,6 +9,48 @@ const coreExports = (
     exports: Record<string, { default: string }>;
   }
 ).exports;
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+
+/** Every test file under packages/<name>/test, relative to the repository. */
+function testFiles(): string[] {
+  const out: string[] = [];
+  for (const pkg of readdirSync(join(root, "packages"))) {
+    const walk = (dir: string) => {
+      let entries: ReturnType<typeof readdirSync<{ withFileTypes: true }>>;
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) walk(path);
+        else if (entry.name.endsWith(".test.ts")) out.push(relative(root, path));
+      }
+    };
+    walk(join(root, "packages", pkg, "test"));
+  }
+  return out.sort();
+}
+
+/**
+ * Which project a test file belongs to, read from the file itself so a new test lands in the
+ * right one without a list to keep: `e2e` drives a browser, bubblewrap or a pty; `integration`
+ * starts a `guppy` process (the CLI, `guppy serve`) or a peer server; `unit` is everything else,
+ * in-process.
+ */
+function projectOf(file: string): "unit" | "integration" | "e2e" {
+  const text = readFileSync(join(root, file), "utf8");
+  if (/\/test\/(ui|sandbox)\//.test(file) || /run-pty|ui-harness/.test(text)) return "e2e";
+  if (/serve-harness|run-cli|guppyBin|telegram-test-api|startMockLlm|aimock/.test(text)) {
+    return "integration";
+  }
+  return "unit";
+}
+
+const byProject = { unit: [] as string[], integration: [] as string[], e2e: [] as string[] };
+for (const file of testFiles()) byProject[projectOf(file)].push(file);
 
 export default defineConfig({
   resolve: {
@@ -23,9 +66,15 @@ export default defineConfig({
     })),
   },
   test: {
-    include: ["packages/*/test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Most integration tests wait on child processes and sockets, not the CPU: three files at a
+    // time keep two cores busy. GUPPY_TEST_WORKERS overrides it (1: one file at a time).
+    maxWorkers: Number(process.env.GUPPY_TEST_WORKERS ?? 3),
+    projects: (["unit", "integration", "e2e"] as const).map((name) => ({
+      extends: true,
+      test: { name, include: byProject[name] },
+    })),
   },
 });

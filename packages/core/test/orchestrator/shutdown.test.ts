@@ -85,8 +85,9 @@ describe("shutdown", () => {
     o.send(id, { type: "prompt", text: "photo (saved)", content: never, thread: t.handle });
     await new Promise((r) => setTimeout(r, 50));
     const t0 = Date.now();
-    await o.shutdown(5000);
-    expect(Date.now() - t0).toBeLessThan(1000);
+    await o.shutdown(20_000);
+    // It did not wait out the grace for the content that never comes.
+    expect(Date.now() - t0).toBeLessThan(10_000);
     expect(h.requests).toEqual(["hello"]);
     expect(t.notices).toEqual([
       "guppy is restarting: your message is saved and will be answered when it is back.",
@@ -104,7 +105,7 @@ describe("shutdown", () => {
     o.send(id, { type: "prompt", text: "four", thread: t.handle });
     const t0 = Date.now();
     await o.shutdown(50);
-    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(Date.now() - t0).toBeLessThan(10_000);
     expect(await compaction).toBe("Compaction stopped; the context is as it was.");
     // Not run: it stays accepted in the inbox for the next start.
     expect(t.finals()).toHaveLength(3);

@@ -265,7 +265,7 @@ describe("thread actor", () => {
       const t0 = Date.now();
       expect(o.send(id, { type: "abort" })).toEqual({ status: "delivered" });
       expect(await stopped).toBe("Compaction stopped; the context is as it was.");
-      expect(Date.now() - t0).toBeLessThan(2000);
+      expect(Date.now() - t0).toBeLessThan(10_000);
       expect(o.status(id).compactions).toBe(1);
 
       // /new sent while a compaction runs waits for it rather than failing.

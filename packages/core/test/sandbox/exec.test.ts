@@ -1,12 +1,13 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { createOutputCapture } from "../../src/sandbox/exec.js";
 
 describe("output capture", () => {
   const dir = mkdtempSync(join(tmpdir(), "guppy-capture-"));
   afterEach(() => rmSync(join(dir, "out.txt"), { force: true }));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it("keeps an output that fits in memory whole, with no file", () => {
     let asked = false;

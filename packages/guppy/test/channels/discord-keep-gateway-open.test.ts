@@ -112,7 +112,8 @@ describe("keepGatewayOpen (Discord's Gateway listener, session after session)", 
     const stopping = Date.now();
     abort.abort();
     await loop;
-    expect(Date.now() - stopping).toBeLessThan(50);
+    // Well before the 400 ms wait would have ended.
+    expect(Date.now() - stopping).toBeLessThan(300);
     expect(starts).toHaveLength(2);
   });
 
@@ -121,6 +122,6 @@ describe("keepGatewayOpen (Discord's Gateway listener, session after session)", 
     abort.abort();
     const begun = Date.now();
     await abortableSleep(60_000, abort.signal);
-    expect(Date.now() - begun).toBeLessThan(50);
+    expect(Date.now() - begun).toBeLessThan(10_000);
   });
 });

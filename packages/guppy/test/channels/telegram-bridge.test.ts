@@ -152,10 +152,10 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       );
       api.say(ANN, "/help");
       await until("the 429", () => api.calls.some((c) => c.failed === 429));
-      const t0 = Date.now();
       api.say(BOB, "hi from bob");
       await until("bob's answer", () => api.texts(BOB.id).length > 0);
-      expect(Date.now() - t0).toBeLessThan(2500);
+      // Bob was answered while Ann's /help reply still waited out its 3 s.
+      expect(api.texts(ANN.id).some((t) => t.includes("/status"))).toBe(false);
       // The /help reply still arrives once the wait is over.
       await until("ann's help", () => api.texts(ANN.id).some((t) => t.includes("/status")), 8000);
     });
@@ -170,13 +170,15 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       const t0 = Date.now();
       api.say(BOB, "hi, I am bob");
       await until("bob's answer", () => api.texts(BOB.id).length > 0);
-      expect(Date.now() - t0).toBeLessThan(3000);
+      // Bob was answered while Ann's turn (a 20 s command) still ran behind her /new.
+      expect(runtime.orchestrator.status(threadId).state).toBe("running");
       api.say(ANN, "/stop");
       await until(
         "the run to stop",
         () => runtime.orchestrator.status(threadId).state !== "running",
       );
-      expect(Date.now() - t0).toBeLessThan(5000);
+      // Stopped, not finished: the command's 20 s are far from over.
+      expect(Date.now() - t0).toBeLessThan(15_000);
       const texts = await until("ann's replies", () => {
         const t = api.texts(ANN.id);
         return t.some((x) => x.includes("new conversation")) &&
@@ -227,10 +229,10 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       api.fileDelays.set("SLOW", 4000);
       api.sayRaw(ANN, { photo: photo("SLOW"), caption: "what is in this photo?" });
       await until("the download to start", () => api.calls.some((c) => c.method === "FILE"));
-      const t0 = Date.now();
       api.say(BOB, "hi from bob");
       await until("bob's answer", () => api.texts(BOB.id).length > 0);
-      expect(Date.now() - t0).toBeLessThan(2500);
+      // Bob was answered while Ann's photo (4 s) was still downloading.
+      expect(api.texts(ANN.id)).toHaveLength(0);
       await until("ann's answer", () => api.texts(ANN.id).length > 0, 10_000);
     });
   });
@@ -517,7 +519,8 @@ describe("Telegram through the bridge (fake Bot API over HTTP)", () => {
       const t0 = Date.now();
       api.say(ANN, "/stop");
       await until("the stop", () => runtime.orchestrator.status(threadId).state !== "running");
-      expect(Date.now() - t0).toBeLessThan(800);
+      // The /stop was not held behind the album: the 20 s command is far from over.
+      expect(Date.now() - t0).toBeLessThan(15_000);
       await until("both prompts", () => prompts(before).length >= 2, 10_000);
       await pause(300);
       expect(prompts(before).map((p) => p.split("\n")[0])).toEqual([

@@ -128,7 +128,7 @@ describe("a provider that asks guppy to wait (guppy serve)", () => {
     expect(abort.status).toBe(200);
     const all = await finals;
     const stream = all.filter((e) => e.event === "final").map((e) => e.data);
-    expect(Date.now() - abortedAt).toBeLessThan(1_500);
+    expect(Date.now() - abortedAt).toBeLessThan(10_000);
     expect(stream[0]).toMatchObject({ stop_reason: "error" });
     expect(String(stream[0]?.error)).toContain(
       "the provider asked to wait 3600 s before retrying, more than GUPPY_MAX_RETRY_WAIT_SECONDS (60)",
