@@ -84,6 +84,12 @@ export type RevokeResult =
   | { kind: "allowlisted"; user: AdmittedUser }
   | { kind: "unknown" };
 
+/** What `setRole` did: `unknown` when the user is neither approved nor allowlisted there. */
+export type SetRoleResult =
+  | { kind: "changed"; user: AdmittedUser; from: Role }
+  | { kind: "unchanged"; user: AdmittedUser }
+  | { kind: "unknown" };
+
 /** A one-time invite code made by `guppy invite create <channel>`. */
 export interface Invite {
   code: string;

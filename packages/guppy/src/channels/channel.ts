@@ -12,12 +12,25 @@ import type { AccessConfig } from "../access/access-settings.js";
 import type { AccessAnswer, AccessRequest } from "../access/access-types.js";
 import type { GatewayStatus } from "../gateway/gateway-status.js";
 
-/** What a channel's code is told about itself: the names its messages use. */
+/** What a channel's platform does that the code shared by the chat channels depends on. */
+export interface ChannelCapabilities {
+  /**
+   * Its group conversations are threads of their own, which guppy follows after a mention
+   * (Slack, Discord). A Telegram group is one long chat: following it would answer every message.
+   */
+  readonly followsThreads?: boolean;
+  /** It lists a thread's messages: a group thread's first prompt logs what the log lacks of them. */
+  readonly listsHistory?: boolean;
+}
+
+/** What a channel's code is told about itself: the names its messages use, what it can do. */
 export interface ChannelInfo {
   /** `telegram`: the adapter part of its thread ids and its folder under `<home>/access/`. */
   readonly name: string;
   /** `Telegram`: how messages to the user name it. */
   readonly label: string;
+  /** Absent: none. */
+  readonly capabilities?: ChannelCapabilities;
 }
 
 /** The configuration a channel's code may read: its own settings and the shared access settings. */

@@ -4,20 +4,13 @@ import { Chat } from "chat";
 import { type AccessConfig, channelAccessSettings } from "../../access/access-settings.js";
 import { createAccessStore } from "../../access/access-store.js";
 import { createAccessControl } from "../../access/create-access-control.js";
-import type { GatewayContext } from "../channel.js";
+import type { ChannelCapabilities, GatewayContext } from "../channel.js";
+import { chatChannelInfo } from "../chat-channels.js";
 import { secretValues, toChatLogger } from "./chat-logger.js";
 import type { ReplySettings } from "./chat-thread-handle.js";
 import { type ChatBridge, type ChatBridgeOptions, createChatBridge } from "./create-chat-bridge.js";
 import { createPairingNotices, type PairingNotices } from "./pairing-notices.js";
 import { createThreadFollows, followingState } from "./thread-follows.js";
-
-/**
- * The adapters whose group conversations are threads guppy follows after a mention (seed 002):
- * a Slack or Discord thread is a conversation of its own; a Telegram group is one long chat, where
- * following would answer every message. Their adapters also list a thread's messages (the Bot API
- * has no history call).
- */
-const FOLLOWING_ADAPTERS = new Set(["slack", "discord"]);
 
 export interface RunningChatChannel {
   chat: Chat;
@@ -38,7 +31,9 @@ export async function startChatChannel(
   bridgeOptions: Pick<ChatBridgeOptions, "refusedAtShutdown"> = {},
 ): Promise<RunningChatChannel> {
   const { config, orchestrator, store, logger } = context;
-  const follows = FOLLOWING_ADAPTERS.has(adapterName)
+  // What the platform does (its descriptor's capabilities): whether threads are followed.
+  const capabilities: ChannelCapabilities = chatChannelInfo(adapterName)?.capabilities ?? {};
+  const follows = capabilities.followsThreads
     ? createThreadFollows({
         home: config.home,
         quietMs: config.threadFollowHours * 3_600_000,
@@ -87,7 +82,7 @@ export async function startChatChannel(
     reply,
     ...(follows ? { follows } : {}),
     backfillMessages: config.groupBackfillMessages,
-    listsHistory: FOLLOWING_ADAPTERS.has(adapterName),
+    listsHistory: capabilities.listsHistory ?? false,
     ...bridgeOptions,
   });
   await chat.initialize();

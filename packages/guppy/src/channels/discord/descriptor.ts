@@ -1,8 +1,7 @@
 import { stringValue, tokenValue } from "@guppy/core/config";
 import { accessPolicySetting } from "../../access/access-settings.js";
 import { defineChannel } from "../channel.js";
-
-const info = { name: "discord", label: "Discord" } as const;
+import { info } from "./info.js";
 
 /** Discord: the Gateway WebSocket with a bot token (docs/channels.md#discord). */
 export const discord = defineChannel({

@@ -1,8 +1,7 @@
 import { tokenValue } from "@guppy/core/config";
 import { accessPolicySetting } from "../../access/access-settings.js";
 import { defineChannel } from "../channel.js";
-
-const info = { name: "slack", label: "Slack" } as const;
+import { info } from "./info.js";
 
 /** Slack: Socket Mode with a bot token and an app-level token (docs/channels.md#slack). */
 export const slack = defineChannel({

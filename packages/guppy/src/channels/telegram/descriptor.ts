@@ -1,8 +1,7 @@
 import { tokenValue, urlValue } from "@guppy/core/config";
 import { accessPolicySetting } from "../../access/access-settings.js";
 import { defineChannel } from "../channel.js";
-
-const info = { name: "telegram", label: "Telegram" } as const;
+import { info } from "./info.js";
 
 /** Telegram: long polling with a bot token (docs/channels.md#telegram). */
 export const telegram = defineChannel({
