@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
@@ -17,7 +17,7 @@ function testFiles(): string[] {
   const out: string[] = [];
   for (const pkg of readdirSync(join(root, "packages"))) {
     const walk = (dir: string) => {
-      let entries: ReturnType<typeof readdirSync<{ withFileTypes: true }>>;
+      let entries: Dirent[];
       try {
         entries = readdirSync(dir, { withFileTypes: true });
       } catch {
