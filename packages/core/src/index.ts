@@ -16,6 +16,7 @@ export {
   type EventBusOptions,
   type EventBusReport,
 } from "./events/create-event-bus.js";
+export { createScheduleTool, type ScheduleToolOptions } from "./events/schedule-tool.js";
 export { parseActiveHours } from "./heartbeat/active-hours.js";
 export { type BeatOutcome, createHeartbeat, type Heartbeat } from "./heartbeat/create-heartbeat.js";
 export {
@@ -84,7 +85,6 @@ export {
   type ServiceToolName,
   type ServiceTools,
 } from "./tools/create-tools.js";
-export { createScheduleTool, type ScheduleToolOptions } from "./tools/schedule-tool.js";
 export {
   createSearchChannelTool,
   type SearchChannelToolOptions,

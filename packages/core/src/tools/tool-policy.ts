@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { closestName, isObject, type Parser } from "../config/setting-parsers.js";
+import { createPathPolicy, type PathPolicy } from "../sandbox/path-policy.js";
 import { secretDenials } from "../sandbox/thread-view.js";
 import type { Role } from "../types.js";
-import { createPathPolicy, type PathPolicy } from "./path-policy.js";
 
 // Which tools a run gets: each role's default set, narrowed or widened per channel by the `tools`
 // setting. Names only here; create-tools.ts makes the tools.
