@@ -32,7 +32,6 @@ export {
   silentLogger,
 } from "./logging/logger.js";
 export {
-  configuredSecrets,
   createRedactor,
   type Redactor,
   redactLogger,
@@ -72,6 +71,7 @@ export {
 export { RESTART_NOTICE } from "./orchestrator/shutdown.js";
 export { type AgentRunnerOptions, createAgentRunner } from "./runner/create-agent-runner.js";
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
+export { configuredSecrets } from "./sandbox/host-sandbox.js";
 export { createSandbox, type Sandbox, type SandboxConfig } from "./sandbox/sandbox.js";
 export { createStore, type Store } from "./store/create-store.js";
 export {

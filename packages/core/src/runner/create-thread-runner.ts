@@ -4,11 +4,12 @@ import type { AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
 import type { GuppyConfig } from "../config/load-config.js";
 import { secretEnvNames } from "../config/settings-schema.js";
 import type { Logger } from "../logging/logger.js";
-import { configuredSecrets, createRedactor, type Redactor } from "../logging/redact.js";
+import { createRedactor, type Redactor } from "../logging/redact.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
 import type { PromptSources } from "../prompt/prompt-sources.js";
 import { loadPromptSourcesShared } from "../prompt/prompt-sources.js";
+import { configuredSecrets } from "../sandbox/host-sandbox.js";
 import {
   createSandbox,
   type Sandbox,

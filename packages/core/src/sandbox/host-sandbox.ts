@@ -3,9 +3,11 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { findEnvKeys, getProviders } from "@mariozechner/pi-ai";
+import type { GuppyConfig } from "../config/load-config.js";
 import { secretEnvNames, settingsSchema } from "../config/settings-schema.js";
 import { userUmask } from "../fs/private-files.js";
-import { envKeyName } from "../model/resolve-model.js";
+import type { Secret } from "../logging/redact.js";
+import { envKeyName, type ResolvedModel } from "../model/resolve-model.js";
 import {
   createOutputCapture,
   type ExecOptions,
@@ -307,4 +309,36 @@ export function withUserUmask(spec: TrackedSpawn, umask = userUmask()): TrackedS
     file: "/bin/sh",
     args: ["-c", 'umask "$0" && exec "$@"', octal, spec.file, ...spec.args],
   };
+}
+
+/**
+ * The secrets guppy holds for this configuration: every setting marked secret (core's and the
+ * app's, from flags, the environment or settings.json), the model's API key, and every
+ * provider key variable pi-ai reads that is set — the variables withheld from tools.
+ */
+export function configuredSecrets(
+  config: GuppyConfig,
+  resolved?: ResolvedModel,
+  env: NodeJS.ProcessEnv = process.env,
+): Secret[] {
+  const secrets: Secret[] = [];
+  const values = config as unknown as Record<string, unknown>;
+  for (const [key, def] of Object.entries(config.settings)) {
+    const value = values[key];
+    if (def.secret && typeof value === "string") secrets.push({ name: def.env ?? key, value });
+  }
+  const provider = resolved?.model.provider;
+  const fromEnv: Secret[] = [];
+  for (const name of withheldEnvNames(provider, secretEnvNames(config.settings))) {
+    const value = env[name];
+    if (name !== "GUPPY_HOME" && value) fromEnv.push({ name, value });
+  }
+  const apiKey = resolved?.apiKey;
+  if (apiKey && !secrets.some((s) => s.value === apiKey)) {
+    secrets.push({
+      name: fromEnv.find((s) => s.value === apiKey)?.name ?? "apiKey",
+      value: apiKey,
+    });
+  }
+  return [...secrets, ...fromEnv];
 }
