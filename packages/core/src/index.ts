@@ -3,12 +3,10 @@
 // (package.json "exports": ./config, ./context, ./events, ./fs, ./memory, ./prompt, ./runner, ./sandbox,
 // ./skills, ./thread-layout).
 export { ConfigError, isConfigError } from "./config/config-error.js";
-export {
-  type ConfigSource,
-  type ConfigWith,
-  type GuppyConfig,
-  type LoadConfigOptions,
-  loadConfig,
+export type {
+  ConfigSource,
+  LoadConfigOptions,
+  LoadedConfig,
 } from "./config/load-config.js";
 export {
   createEventBus,
@@ -73,6 +71,14 @@ export { type AgentRunnerOptions, createAgentRunner } from "./runner/create-agen
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
 export { configuredSecrets } from "./sandbox/host-sandbox.js";
 export { createSandbox, type Sandbox, type SandboxConfig } from "./sandbox/sandbox.js";
+export {
+  type ConfigValues,
+  type ConfigWith,
+  type GuppyConfig,
+  loadConfig,
+  settingsSchema,
+  withAppSettings,
+} from "./settings.js";
 export { createStore, type Store } from "./store/create-store.js";
 export {
   createSubagents,

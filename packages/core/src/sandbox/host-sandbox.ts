@@ -3,11 +3,13 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { findEnvKeys, getProviders } from "@mariozechner/pi-ai";
-import type { GuppyConfig } from "../config/load-config.js";
-import { secretEnvNames, settingsSchema } from "../config/settings-schema.js";
+import type { LoadedConfig } from "../config/load-config.js";
+import { secretEnvNames } from "../config/settings-schema.js";
 import { userUmask } from "../fs/private-files.js";
 import type { Secret } from "../logging/redact.js";
+import { modelSettings } from "../model/model-settings.js";
 import { envKeyName, type ResolvedModel } from "../model/resolve-model.js";
+import { webSettings } from "../web/web-settings.js";
 import {
   createOutputCapture,
   type ExecOptions,
@@ -250,8 +252,11 @@ export function execTracked(
   });
 }
 
-/** The variables of the settings marked secret: GUPPY_API_KEY, GUPPY_API_TOKEN, the bot tokens. */
-const secretSettingVars: readonly string[] = secretEnvNames(settingsSchema);
+/**
+ * The variables of core's settings marked secret (GUPPY_API_KEY, BRAVE_API_KEY), withheld even
+ * when no `secretEnv` is given; an app's (GUPPY_API_TOKEN, the bot tokens) come in `secretEnv`.
+ */
+const secretSettingVars: readonly string[] = secretEnvNames({ ...modelSettings, ...webSettings });
 
 /**
  * General-purpose tokens that pi-ai also reads as a provider's key (GH_TOKEN and GITHUB_TOKEN
@@ -316,8 +321,8 @@ export function withUserUmask(spec: TrackedSpawn, umask = userUmask()): TrackedS
  * app's, from flags, the environment or settings.json), the model's API key, and every
  * provider key variable pi-ai reads that is set — the variables withheld from tools.
  */
-export function configuredSecrets(
-  config: GuppyConfig,
+export function configuredSecrets<C extends LoadedConfig>(
+  config: C,
   resolved?: ResolvedModel,
   env: NodeJS.ProcessEnv = process.env,
 ): Secret[] {

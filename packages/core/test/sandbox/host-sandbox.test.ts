@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadConfig } from "../../src/config/load-config.js";
 import { configuredSecrets } from "../../src/sandbox/host-sandbox.js";
+import { loadConfig } from "../../src/settings.js";
 
 const KEY = "sk-test-0123456789abcdef";
 
