@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 
 // scripts/check-layers.mjs, which `npm run cycles` runs on packages/core/src.
@@ -50,5 +51,9 @@ describe("check-layers", () => {
     expect(checkLayers(src)).toEqual([
       "widgets/widget.ts: widgets has no layer (scripts/check-layers.mjs)",
     ]);
+  });
+
+  it("passes on packages/core/src", () => {
+    expect(checkLayers(fileURLToPath(new URL("../src", import.meta.url)))).toEqual([]);
   });
 });
