@@ -38,10 +38,11 @@ const tables = [
   mcpSettings,
 ] as const;
 
-type Union<T> = (T extends unknown ? (x: T) => void : never) extends (x: infer I) => void
+/** The tables' rows as one type: the intersection of their types. */
+type AllOf<T> = (T extends unknown ? (x: T) => void : never) extends (x: infer I) => void
   ? I
   : never;
-type CoreSettings = Union<(typeof tables)[number]>;
+type CoreSettings = AllOf<(typeof tables)[number]>;
 
 /** The order `guppy config` and the docs list core's settings in; one not named here comes last. */
 const shownOrder: ReadonlyArray<keyof CoreSettings> = [
