@@ -42,7 +42,7 @@ function testFiles(): string[] {
  */
 function projectOf(file: string): "unit" | "integration" | "e2e" {
   const text = readFileSync(join(root, file), "utf8");
-  if (/\/test\/(ui|sandbox)\//.test(file) || /run-pty|ui-harness/.test(text)) return "e2e";
+  if (/guppy\/test\/(ui|sandbox)\//.test(file) || /run-pty|ui-harness/.test(text)) return "e2e";
   if (/serve-harness|run-cli|guppyBin|telegram-test-api|startMockLlm|aimock/.test(text)) {
     return "integration";
   }

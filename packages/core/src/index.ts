@@ -3,12 +3,10 @@
 // (package.json "exports": ./config, ./context, ./events, ./fs, ./memory, ./prompt, ./runner, ./sandbox,
 // ./skills, ./thread-layout).
 export { ConfigError, isConfigError } from "./config/config-error.js";
-export {
-  type ConfigSource,
-  type ConfigWith,
-  type GuppyConfig,
-  type LoadConfigOptions,
-  loadConfig,
+export type {
+  ConfigSource,
+  LoadConfigOptions,
+  LoadedConfig,
 } from "./config/load-config.js";
 export {
   createEventBus,
@@ -16,6 +14,7 @@ export {
   type EventBusOptions,
   type EventBusReport,
 } from "./events/create-event-bus.js";
+export { createScheduleTool, type ScheduleToolOptions } from "./events/schedule-tool.js";
 export { parseActiveHours } from "./heartbeat/active-hours.js";
 export { type BeatOutcome, createHeartbeat, type Heartbeat } from "./heartbeat/create-heartbeat.js";
 export {
@@ -31,7 +30,6 @@ export {
   silentLogger,
 } from "./logging/logger.js";
 export {
-  configuredSecrets,
   createRedactor,
   type Redactor,
   redactLogger,
@@ -71,7 +69,16 @@ export {
 export { RESTART_NOTICE } from "./orchestrator/shutdown.js";
 export { type AgentRunnerOptions, createAgentRunner } from "./runner/create-agent-runner.js";
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
+export { configuredSecrets } from "./sandbox/host-sandbox.js";
 export { createSandbox, type Sandbox, type SandboxConfig } from "./sandbox/sandbox.js";
+export {
+  type ConfigValues,
+  type ConfigWith,
+  type GuppyConfig,
+  loadConfig,
+  settingsSchema,
+  withAppSettings,
+} from "./settings.js";
 export { createStore, type Store } from "./store/create-store.js";
 export {
   createSubagents,
@@ -84,7 +91,6 @@ export {
   type ServiceToolName,
   type ServiceTools,
 } from "./tools/create-tools.js";
-export { createScheduleTool, type ScheduleToolOptions } from "./tools/schedule-tool.js";
 export {
   createSearchChannelTool,
   type SearchChannelToolOptions,

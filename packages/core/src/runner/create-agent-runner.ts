@@ -6,7 +6,6 @@ import { isCompactionMessage } from "../context/compaction-message.js";
 import { createContextEngine } from "../context/create-context-engine.js";
 import { createLlmMessages } from "../context/llm-messages.js";
 import { addUsage, emptyTotals } from "../context/usage-totals.js";
-import { isHeartbeatOk } from "../heartbeat/heartbeat-file.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { createRedactor, type Redactor } from "../logging/redact.js";
 import { createDeliveredWatch, type DeliveredWatch } from "../messaging/delivered-answer.js";
@@ -35,7 +34,7 @@ import {
 } from "./create-stream-fn.js";
 import { createLoopAgent } from "./loop-agent.js";
 import { isAssistant, oneLine } from "./message-text.js";
-import { createQuietRunGate } from "./quiet-run.js";
+import { createQuietRunGate, isHeartbeatOk } from "./quiet-run.js";
 import type { RetryNotice } from "./retry-stream.js";
 
 export interface AgentRunnerOptions {

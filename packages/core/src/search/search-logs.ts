@@ -1,6 +1,7 @@
 import type { Dirent } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { readLinesBackward } from "../fs/read-lines-backward.js";
 import {
   channelDirOf,
   isLogEntry,
@@ -13,7 +14,6 @@ import {
   threadDirOf,
   threadIdOfDir,
 } from "../store/thread-layout.js";
-import { readLinesBackward } from "./read-lines-backward.js";
 import { matchQuery, rawLineFilter, type SearchQuery } from "./search-query.js";
 import type { SearchHit, SearchScope } from "./types.js";
 

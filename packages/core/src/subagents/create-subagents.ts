@@ -1,5 +1,7 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { integerValue } from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
 import type { Logger } from "../logging/logger.js";
 import type { ConcurrencyLimiter } from "../orchestrator/concurrency-limiter.js";
 import { oneLine } from "../runner/message-text.js";
@@ -384,3 +386,15 @@ function keyOf(threadId: string): string | undefined {
     return undefined;
   }
 }
+
+/** How many subagents a thread may run at once. */
+export const subagentSettings = {
+  maxSubagents: {
+    env: "GUPPY_MAX_SUBAGENTS",
+    parse: integerValue(1, 64),
+    default: 4,
+    description: "Subagents (spawn, subagent tools) running at once per thread",
+  },
+} satisfies SettingDefinitions;
+
+export type SubagentSettingValues = SettingValues<typeof subagentSettings>;

@@ -1,7 +1,7 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readLinesBackward } from "../../src/search/read-lines-backward.js";
+import { readLinesBackward } from "../../src/fs/read-lines-backward.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
 import { LOG_FILE, type LogEntry } from "../../src/store/thread-layout.js";
 import { createSearchChannelTool } from "../../src/tools/search-channel-tool.js";
