@@ -1,8 +1,9 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type AssistantMessage, isContextOverflow, type Usage } from "@mariozechner/pi-ai";
 import { excerptHeadTail } from "../tools/spill-output.js";
-import type { CompactionMessage, CompactionReason } from "../types.js";
+import type { CompactionReason } from "../types.js";
 import type { TokenCounter } from "./token-counter.js";
+import type { CompactionMessage } from "./types.js";
 import { addUsage, emptyTotals } from "./usage-totals.js";
 
 // Making a context fit: where it may be cut, the message a compaction leaves, and the last

@@ -2,12 +2,13 @@ import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Usage } from "@mariozechner/pi-ai";
 import { isCompactionMessage } from "../context/compaction-message.js";
 import type { ContextEngine } from "../context/create-context-engine.js";
+import type { CompactionOutcome } from "../context/types.js";
 import { addUsage, emptyTotals } from "../context/usage-totals.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { createRedactor, type Redactor } from "../logging/redact.js";
 import type { DeliveredWatch } from "../messaging/delivered-answer.js";
 import type { Store } from "../store/create-store.js";
-import type { CompactionOutcome, RunnerEvent, RunnerEventListener, UsageTotals } from "../types.js";
+import type { RunnerEvent, UsageTotals } from "../types.js";
 import {
   type createEventTranslator,
   newRunState,
@@ -17,7 +18,7 @@ import {
 import type { LoopAgent } from "./loop-agent.js";
 import { isAssistant } from "./message-text.js";
 import { createQuietRunGate, type QuietRunGate } from "./quiet-run.js";
-import type { AgentRunnerOptions } from "./types.js";
+import type { AgentRunnerOptions, RunnerEventListener } from "./types.js";
 
 export type EventTranslator = ReturnType<typeof createEventTranslator>;
 

@@ -1,10 +1,9 @@
 import { emptyTotals } from "../context/usage-totals.js";
-import type { AgentRunner } from "../types.js";
 import { lastUsage } from "./agent-events.js";
 import { AgentThread } from "./agent-thread.js";
 import { assembleAgent } from "./assemble-agent.js";
 import { runPrompt } from "./run-prompt.js";
-import type { AgentRunnerOptions } from "./types.js";
+import type { AgentRunner, AgentRunnerOptions } from "./types.js";
 
 export type { AgentRunnerOptions } from "./types.js";
 

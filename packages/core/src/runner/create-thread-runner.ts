@@ -29,10 +29,11 @@ import { createReadUrlTool } from "../tools/read-url-tool.js";
 import type { ToolContext } from "../tools/tool-context.js";
 import { guestPathPolicy } from "../tools/tool-policy.js";
 import { createWebSearchTool } from "../tools/web-search-tool.js";
-import type { AgentRunner, ThreadHandle } from "../types.js";
+import type { ThreadHandle } from "../types.js";
 import { createUsageRecorder } from "../usage/usage-ledger.js";
 import { createWebSearch, searchProviderFrom } from "../web/web-search.js";
 import { createAgentRunner } from "./create-agent-runner.js";
+import type { AgentRunner } from "./types.js";
 
 export interface ThreadRunnerOptions {
   threadId: string;

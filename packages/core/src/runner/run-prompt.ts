@@ -1,10 +1,10 @@
 import { isOverflowError } from "../context/compaction.js";
 import { isHeartbeatOk } from "../heartbeat/heartbeat-file.js";
 import { createDeliveredWatch } from "../messaging/delivered-answer.js";
-import type { PromptInput, RunResult } from "../types.js";
 import { newRunState, runResult, toolRoundsNote } from "./agent-events.js";
 import type { AgentThread } from "./agent-thread.js";
 import { oneLine } from "./message-text.js";
+import type { PromptInput, RunResult } from "./types.js";
 
 /**
  * One prompt's run on `thread`: the prompt logged, the loop run (once more after an overflow),

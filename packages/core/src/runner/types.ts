@@ -1,10 +1,69 @@
+// The runner's own types: a thread's agent as the orchestrator drives it, and how one is made.
 import type { AgentMessage, AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
-import type { Api, Model, Usage } from "@mariozechner/pi-ai";
+import type { Api, ImageContent, Model, Usage } from "@mariozechner/pi-ai";
+import type { CompactionOutcome } from "../context/types.js";
 import type { Logger } from "../logging/logger.js";
 import type { Redactor } from "../logging/redact.js";
 import type { Store } from "../store/create-store.js";
-import type { Role } from "../types.js";
+import type {
+  PromptOrigin,
+  Role,
+  RunnerEvent,
+  RunnerStats,
+  RunStopReason,
+  UsageTotals,
+} from "../types.js";
 import type { ApiKeySource } from "./create-stream-fn.js";
+
+export type RunnerEventListener = (event: RunnerEvent) => void;
+
+export interface PromptInput {
+  text: string;
+  images?: ImageContent[];
+  /** Who sent it, for log.jsonl. */
+  messageId?: string;
+  userId?: string;
+  userName?: string;
+  /** The sender's role (default: owner): the run gets that role's tool set. */
+  role?: Role;
+  /** Set when guppy itself sent it (PromptSender.origin): a heartbeat's quiet answer is not kept. */
+  origin?: PromptOrigin;
+  /** Its line is in log.jsonl already (a prompt run again after the process died mid-run). */
+  logged?: boolean;
+  /** This run's events, before the subscribers get them (no subscribe/unsubscribe per run). */
+  onEvent?: RunnerEventListener;
+}
+
+export interface RunResult {
+  text: string;
+  stopReason: RunStopReason;
+  errorMessage?: string;
+  /** Usage of this run's requests. */
+  usage: UsageTotals;
+}
+
+/** One thread's agent: its context, tool loop and figures. */
+export interface AgentRunner {
+  readonly threadId: string;
+  readonly model: Model<Api>;
+  readonly running: boolean;
+  /** One user message → the full tool loop → the final text. Never throws for provider errors. */
+  prompt(input: PromptInput): Promise<RunResult>;
+  /** Stops the LLM stream and kills running tools; the partial answer is kept. */
+  abort(): void;
+  /**
+   * Injects a message into the running agent, taken after the running tool call (the batch's calls
+   * not started yet are skipped). False if idle.
+   */
+  steer(text: string): boolean;
+  subscribe(listener: RunnerEventListener): () => void;
+  messages(): readonly AgentMessage[];
+  /** Archives the context and starts fresh (/new). */
+  reset(): string | undefined;
+  /** Compacts the context now (/compact): summary of the older part, or the drop fallback. */
+  compact(): Promise<CompactionOutcome>;
+  stats(): RunnerStats;
+}
 
 export interface AgentRunnerOptions {
   threadId: string;

@@ -4,8 +4,9 @@ import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
+import type { AgentRunner } from "../../src/runner/types.js";
 import { createStore } from "../../src/store/create-store.js";
-import type { AgentRunner, Role } from "../../src/types.js";
+import type { Role } from "../../src/types.js";
 import { useFauxHome } from "../helpers/faux-home.js";
 
 /** What the model was offered and told in one run of a thread runner (faux provider). */
