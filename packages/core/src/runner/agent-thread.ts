@@ -154,8 +154,9 @@ export class AgentThread {
   }
 
   currentSystemPrompt(): string {
-    const { systemPrompt } = this.options;
-    return typeof systemPrompt === "function" ? systemPrompt(this.agent.state.tools) : systemPrompt;
+    return typeof this.options.systemPrompt === "function"
+      ? this.options.systemPrompt(this.agent.state.tools)
+      : this.options.systemPrompt;
   }
 
   safeLog(write: () => void): void {
