@@ -8,6 +8,7 @@ export type {
   LoadConfigOptions,
   LoadedConfig,
 } from "./config/load-config.js";
+export type * from "./context/types.js";
 export {
   createEventBus,
   type EventBus,
@@ -67,8 +68,10 @@ export {
   ThreadHeldError,
 } from "./orchestrator/create-orchestrator.js";
 export { RESTART_NOTICE } from "./orchestrator/shutdown.js";
+export type * from "./orchestrator/types.js";
 export { type AgentRunnerOptions, createAgentRunner } from "./runner/create-agent-runner.js";
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
+export type * from "./runner/types.js";
 export { configuredSecrets } from "./sandbox/host-sandbox.js";
 export { createSandbox, type Sandbox, type SandboxConfig } from "./sandbox/sandbox.js";
 export {

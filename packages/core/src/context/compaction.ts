@@ -3,8 +3,9 @@ import { type AssistantMessage, isContextOverflow, type Usage } from "@mariozech
 import { integerValue } from "../config/setting-parsers.js";
 import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
 import { excerptHeadTail } from "../tools/spill-output.js";
-import type { CompactionMessage, CompactionReason } from "../types.js";
+import type { CompactionReason } from "../types.js";
 import type { TokenCounter } from "./token-counter.js";
+import type { CompactionMessage } from "./types.js";
 import { addUsage, emptyTotals } from "./usage-totals.js";
 
 // Making a context fit: where it may be cut, the message a compaction leaves, and the last

@@ -33,7 +33,7 @@ import { createReadUrlTool } from "../tools/read-url-tool.js";
 import type { ToolContext } from "../tools/tool-context.js";
 import { guestPathPolicy, type ToolSettingValues } from "../tools/tool-policy.js";
 import { createWebSearchTool } from "../tools/web-search-tool.js";
-import type { AgentRunner, ThreadHandle } from "../types.js";
+import type { ThreadHandle } from "../types.js";
 import { createUsageRecorder } from "../usage/usage-ledger.js";
 import { createWebSearch, searchProviderFrom } from "../web/web-search.js";
 import type { WebSettingValues } from "../web/web-settings.js";
@@ -49,6 +49,8 @@ export type ThreadRunnerConfig = LoadedConfig &
   SkillSettingValues &
   TimeSettingValues &
   WebSettingValues;
+
+import type { AgentRunner } from "./types.js";
 
 export interface ThreadRunnerOptions {
   threadId: string;
