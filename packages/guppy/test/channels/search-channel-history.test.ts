@@ -20,7 +20,7 @@ import {
   startChatChannel,
 } from "../../src/channels/bridge/start-chat-channel.js";
 import { guppySettings } from "../../src/channels/registry.js";
-import { createThreadRunners } from "../../src/commands/thread-runners.js";
+import { createThreadRunners } from "../../src/gateway/thread-runners.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { tempHome } from "../helpers/run-cli.js";
 
