@@ -50,7 +50,8 @@ import { createThreadRunners } from "./thread-runners.js";
  * `guppy chat`): one thread and one run slot, its own inbox in the thread's folder (the caller
  * holds the session's chat.lock), subagents journalled there, the tools working in
  * `workspaceDir` when given, MCP servers given GUPPY_MCP_START_SECONDS to connect before the
- * first prompt, the inbox removed at stop once every prompt was answered.
+ * first prompt; at stop its subagents stop before its thread (the gateway's after the drain) and
+ * the inbox is removed once every prompt was answered.
  */
 export type RuntimeScope =
   | { type: "gateway" }
@@ -253,18 +254,19 @@ export function createRuntime<C extends GuppyConfig>(
       heartbeat?.stop();
       // No event fires into a draining orchestrator (it would refuse it and the slot be lost).
       events?.stop();
+      // A chat stops once its prompts ended: its subagents first. The gateway's still running once
+      // the threads' runs drained stop then. Their results (or that they were interrupted) are
+      // handed over at the next start.
+      if (scope.type === "chat") subagents.stop();
       await orchestrator.shutdown(graceMs);
-      // Subagents still running once the threads' runs drained stop too; their results (or that
-      // they were interrupted) are handed over at the next start.
-      subagents.stop();
+      if (scope.type === "gateway") subagents.stop();
       await mcp?.close();
-      if (!chatInbox) return;
+      if (scope.type !== "chat" || !chatInbox) return;
+      // A chat stops recording its tool commands here (the gateway's process exits after its stop).
       recordRunningTrees(undefined);
       // Every prompt answered, the cursor past their lines: nothing is left to replay, and the
       // answered prompts' ids, which a gateway keeps until the thread idles, would pile up.
-      if (scope.type === "chat" && orchestrator.status(scope.threadId).queued === 0) {
-        rmSync(chatInbox, { force: true });
-      }
+      if (orchestrator.status(scope.threadId).queued === 0) rmSync(chatInbox, { force: true });
     },
   };
 }
