@@ -129,8 +129,8 @@ export function createRuntime<C extends GuppyConfig>(
 ): Runtime<C> {
   const { scope, resolved } = options;
   const logger = options.logger ?? silentLogger;
-  const redactor = options.redactor;
-  const store = createStore({ home: config.home, logger, ...(redactor ? { redactor } : {}) });
+  const { redactor } = options;
+  const store = createStore({ home: config.home, logger, redactor });
   const sandbox = options.sandbox ?? resolveSandboxLogged(config, logger);
   const chatDir = scope.type === "chat" ? store.threadDir(scope.threadId) : undefined;
   const maxConcurrent = scope.type === "chat" ? 1 : config.maxConcurrent;
@@ -141,7 +141,7 @@ export function createRuntime<C extends GuppyConfig>(
     resolved,
     store,
     logger,
-    ...(redactor ? { redactor } : {}),
+    redactor,
     sandboxConfig: sandbox,
     limiter,
     subagentJournal: chatDir
