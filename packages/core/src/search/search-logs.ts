@@ -1,6 +1,7 @@
 import type { Dirent } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { readLinesBackward } from "../state/read-lines.js";
 import {
   channelDirOf,
   isLogEntry,
@@ -13,7 +14,6 @@ import {
   threadDirOf,
   threadIdOfDir,
 } from "../store/thread-layout.js";
-import { readLinesBackward } from "./read-lines-backward.js";
 import { matchQuery, rawLineFilter, type SearchQuery } from "./search-query.js";
 import type { SearchHit, SearchScope } from "./types.js";
 
@@ -97,7 +97,7 @@ export async function searchLogs(
     if (log.modified + SLACK_MS < cutoff()) break;
     let skipPrompt = log.threadId === options.current;
     let found = 0;
-    for await (const line of readLinesBackward(log.path)) {
+    for await (const { text: line } of readLinesBackward(log.path)) {
       if (options.signal?.aborted) break;
       // Most lines do not match: those are not parsed, but for the prompt still to be found.
       if (!skipPrompt && !mayMatch(line)) continue;

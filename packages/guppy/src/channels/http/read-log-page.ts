@@ -29,7 +29,7 @@ export const MAX_PAGE_LIMIT = 1000;
 export async function readLogPage(path: string, request: LogPageRequest): Promise<LogPage> {
   const newestFirst: LogEntry[] = [];
   let started = request.before === undefined;
-  for await (const line of readLinesBackward(path)) {
+  for await (const { text: line } of readLinesBackward(path)) {
     let value: unknown;
     try {
       value = JSON.parse(line);
