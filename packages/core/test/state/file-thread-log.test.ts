@@ -1,8 +1,37 @@
+import { appendFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFileThreadLog } from "../../src/state/file-thread-log.js";
 import { readLinesBackward, readLinesForward } from "../../src/state/read-lines.js";
+import { createStore } from "../../src/store/create-store.js";
+import { LOG_FILE, threadDirOf } from "../../src/store/thread-layout.js";
 import { tempHome } from "../helpers/temp-home.js";
+import { describeThreadLogContract } from "./thread-log-contract.js";
+
+// The file backend's thread log: the contract, written by today's store and read by the reader.
+describeThreadLogContract("files", () => {
+  const h = tempHome();
+  const store = createStore({ home: h.home });
+  return {
+    reader: createFileThreadLog(h.home),
+    writer: {
+      appendLog: store.appendLog,
+      loadContext: store.loadContext,
+      appendContext: store.appendContext,
+      replaceContext: store.saveContext,
+      archiveContext: store.archiveContext,
+      whenSaved: store.whenSaved,
+    },
+    async tearLog(threadId, partial) {
+      const dir = threadDirOf(h.home, threadId);
+      mkdirSync(dir, { recursive: true });
+      appendFileSync(join(dir, LOG_FILE), partial);
+      // The writer that tore it died: the next one looks at the file's end afresh.
+      store.closeFiles(threadId);
+    },
+    cleanup: h.cleanup,
+  };
+});
 
 describe("the file backend's line readers", () => {
   it("give a file's lines last first and first first, whatever the chunk size cuts", async () => {
