@@ -102,10 +102,12 @@ async function readAt(path: string, position: number, length: number): Promise<B
     throw error;
   }
   try {
-    const buf = Buffer.alloc(length);
+    // Never more than the file holds: a read at a log's end (nothing new) allocates nothing.
+    const want = Math.max(0, Math.min(length, (await handle.stat()).size - position));
+    const buf = Buffer.alloc(want);
     let got = 0;
-    while (got < length) {
-      const { bytesRead } = await handle.read(buf, got, length - got, position + got);
+    while (got < want) {
+      const { bytesRead } = await handle.read(buf, got, want - got, position + got);
       if (bytesRead === 0) break;
       got += bytesRead;
     }
