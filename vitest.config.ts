@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { type Dirent, readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
@@ -17,7 +17,7 @@ function testFiles(): string[] {
   const out: string[] = [];
   for (const pkg of readdirSync(join(root, "packages"))) {
     const walk = (dir: string) => {
-      let entries: ReturnType<typeof readdirSync<{ withFileTypes: true }>>;
+      let entries: Dirent[];
       try {
         entries = readdirSync(dir, { withFileTypes: true });
       } catch {
@@ -42,7 +42,7 @@ function testFiles(): string[] {
  */
 function projectOf(file: string): "unit" | "integration" | "e2e" {
   const text = readFileSync(join(root, file), "utf8");
-  if (/\/test\/(ui|sandbox)\//.test(file) || /run-pty|ui-harness/.test(text)) return "e2e";
+  if (/guppy\/test\/(ui|sandbox)\//.test(file) || /run-pty|ui-harness/.test(text)) return "e2e";
   if (/serve-harness|run-cli|guppyBin|telegram-test-api|startMockLlm|aimock/.test(text)) {
     return "integration";
   }

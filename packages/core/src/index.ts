@@ -3,19 +3,19 @@
 // (package.json "exports": ./config, ./context, ./events, ./fs, ./memory, ./prompt, ./runner, ./sandbox,
 // ./skills, ./thread-layout).
 export { ConfigError, isConfigError } from "./config/config-error.js";
-export {
-  type ConfigSource,
-  type ConfigWith,
-  type GuppyConfig,
-  type LoadConfigOptions,
-  loadConfig,
+export type {
+  ConfigSource,
+  LoadConfigOptions,
+  LoadedConfig,
 } from "./config/load-config.js";
+export type * from "./context/types.js";
 export {
   createEventBus,
   type EventBus,
   type EventBusOptions,
   type EventBusReport,
 } from "./events/create-event-bus.js";
+export { createScheduleTool, type ScheduleToolOptions } from "./events/schedule-tool.js";
 export { parseActiveHours } from "./heartbeat/active-hours.js";
 export { type BeatOutcome, createHeartbeat, type Heartbeat } from "./heartbeat/create-heartbeat.js";
 export {
@@ -31,7 +31,6 @@ export {
   silentLogger,
 } from "./logging/logger.js";
 export {
-  configuredSecrets,
   createRedactor,
   type Redactor,
   redactLogger,
@@ -69,9 +68,20 @@ export {
   ThreadHeldError,
 } from "./orchestrator/create-orchestrator.js";
 export { RESTART_NOTICE } from "./orchestrator/shutdown.js";
+export type * from "./orchestrator/types.js";
 export { type AgentRunnerOptions, createAgentRunner } from "./runner/create-agent-runner.js";
 export { createThreadRunner, type ThreadRunnerOptions } from "./runner/create-thread-runner.js";
+export type * from "./runner/types.js";
+export { configuredSecrets } from "./sandbox/host-sandbox.js";
 export { createSandbox, type Sandbox, type SandboxConfig } from "./sandbox/sandbox.js";
+export {
+  type ConfigValues,
+  type ConfigWith,
+  type GuppyConfig,
+  loadConfig,
+  settingsSchema,
+  withAppSettings,
+} from "./settings.js";
 export { createStore, type Store } from "./store/create-store.js";
 export {
   createSubagents,
@@ -84,7 +94,6 @@ export {
   type ServiceToolName,
   type ServiceTools,
 } from "./tools/create-tools.js";
-export { createScheduleTool, type ScheduleToolOptions } from "./tools/schedule-tool.js";
 export {
   createSearchChannelTool,
   type SearchChannelToolOptions,

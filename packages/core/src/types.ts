@@ -1,10 +1,11 @@
 /**
- * The vocabulary shared by core's folders: usage and context figures, the runner's events and
- * interface, a thread's handle and messages, and the orchestrator's contract. Types only: a
- * behaviour file imports its neighbours' types from here, never from their files.
+ * The vocabulary shared by core's folders and layers: usage and context figures, the runner's
+ * events, a thread's handle and messages, and the orchestrator's contract. Types only: a
+ * behaviour file imports its neighbours' types from here, never from their files. What one
+ * folder (and the layers above it) alone uses is in that folder's `types.ts` (runner, context,
+ * orchestrator, mcp, sandbox, events).
  */
-import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import type { Api, ImageContent, Model, Usage } from "@mariozechner/pi-ai";
+import type { ImageContent, Usage } from "@mariozechner/pi-ai";
 
 // ---------------------------------------------------------------- usage, context, compaction
 
@@ -41,31 +42,6 @@ export type CompactionMethod = "summary" | "dropped";
 /** Why a compaction ran: over the threshold, forced by /compact, or a provider's "context too long". */
 export type CompactionReason = "threshold" | "manual" | "overflow";
 
-/**
- * Stands in the context for everything a compaction removed: the LLM summary of it, or (when the
- * summary request failed) a note that whole oldest turns were dropped. It is always the first
- * message of a compacted context and reaches the model as a user message.
- */
-export interface CompactionMessage {
-  role: "compaction";
-  method: CompactionMethod;
-  /** The structured summary (for "dropped", the earlier summary if there was one). */
-  summary: string;
-  /** Messages removed by this compaction. */
-  removedMessages: number;
-  /** Estimated context tokens before and after. */
-  tokensBefore: number;
-  tokensAfter: number;
-  /** Compactions of this thread so far, this one included. */
-  compactions: number;
-  /** Of which fell back to dropping turns. */
-  fallbacks: number;
-  reason: CompactionReason;
-  /** Usage of everything no longer in the context, so totals and cost survive compaction. */
-  usageCarried?: UsageTotals;
-  timestamp: number;
-}
-
 export interface CompactionInfo {
   method: CompactionMethod;
   reason: CompactionReason;
@@ -76,10 +52,6 @@ export interface CompactionInfo {
   /** Why the summary failed, for a fallback. */
   error?: string;
 }
-
-export type CompactionOutcome =
-  | { compacted: true; info: CompactionInfo; message: CompactionMessage }
-  | { compacted: false; reason: string };
 
 /** What /status and the runner's events report about the context. */
 export interface ContextStats {
@@ -150,33 +122,6 @@ export type RunnerEvent =
       delivered?: true;
     };
 
-export type RunnerEventListener = (event: RunnerEvent) => void;
-
-export interface PromptInput {
-  text: string;
-  images?: ImageContent[];
-  /** Who sent it, for log.jsonl. */
-  messageId?: string;
-  userId?: string;
-  userName?: string;
-  /** The sender's role (default: owner): the run gets that role's tool set. */
-  role?: Role;
-  /** Set when guppy itself sent it (PromptSender.origin): a heartbeat's quiet answer is not kept. */
-  origin?: PromptOrigin;
-  /** Its line is in log.jsonl already (a prompt run again after the process died mid-run). */
-  logged?: boolean;
-  /** This run's events, before the subscribers get them (no subscribe/unsubscribe per run). */
-  onEvent?: RunnerEventListener;
-}
-
-export interface RunResult {
-  text: string;
-  stopReason: RunStopReason;
-  errorMessage?: string;
-  /** Usage of this run's requests. */
-  usage: UsageTotals;
-}
-
 export interface RunnerStats {
   messages: number;
   /** Usage of the last request (its input is about the size of the context). */
@@ -186,29 +131,6 @@ export interface RunnerStats {
   running: boolean;
   /** Tokens in context / window, messages sent, compactions so far. */
   context: ContextStats;
-}
-
-/** One thread's agent: its context, tool loop and figures. */
-export interface AgentRunner {
-  readonly threadId: string;
-  readonly model: Model<Api>;
-  readonly running: boolean;
-  /** One user message → the full tool loop → the final text. Never throws for provider errors. */
-  prompt(input: PromptInput): Promise<RunResult>;
-  /** Stops the LLM stream and kills running tools; the partial answer is kept. */
-  abort(): void;
-  /**
-   * Injects a message into the running agent, taken after the running tool call (the batch's calls
-   * not started yet are skipped). False if idle.
-   */
-  steer(text: string): boolean;
-  subscribe(listener: RunnerEventListener): () => void;
-  messages(): readonly AgentMessage[];
-  /** Archives the context and starts fresh (/new). */
-  reset(): string | undefined;
-  /** Compacts the context now (/compact): summary of the older part, or the drop fallback. */
-  compact(): Promise<CompactionOutcome>;
-  stats(): RunnerStats;
 }
 
 /** A thread's context and cost figures, as `/status` and `GET /v1/threads` show them. */
@@ -514,40 +436,4 @@ export interface Orchestrator {
   start(): Promise<void>;
   /** Stops accepting prompts, lets running turns finish for up to `graceMs`, then aborts them and saves. */
   shutdown(graceMs: number): Promise<void>;
-}
-
-/** What the orchestrator reports about its threads (gateway logs, the HTTP API's SSE stream). */
-export type OrchestratorEvent =
-  | { type: "runner"; threadId: string; inboxId: string; event: RunnerEvent }
-  | { type: "queued"; threadId: string; inboxId: string; position: number }
-  | { type: "busy"; threadId: string; queued: number }
-  | { type: "activated"; threadId: string }
-  | { type: "deactivated"; threadId: string }
-  | { type: "steered"; threadId: string; delivered: boolean }
-  | { type: "aborted"; threadId: string; delivered: boolean }
-  | { type: "notice"; threadId: string; text: string }
-  /** guppy posted a message to the thread outside an answer (`postMessage`). */
-  | { type: "message"; threadId: string; text: string; from?: string }
-  | { type: "backfilled"; threadId: string; count: number }
-  | { type: "replayed"; threadId: string; inboxId: string; action: "rerun" | "reported" };
-
-export type OrchestratorListener = (event: OrchestratorEvent) => void;
-
-/** Counters since start, for logs and the bench. */
-export interface OrchestratorCounters {
-  accepted: number;
-  busy: number;
-  runs: number;
-  replayed: number;
-  reported: number;
-  activeActors: number;
-  loadedRunners: number;
-  runningNow: number;
-  waitingForSlot: number;
-}
-
-/** The orchestrator as `guppy serve` uses it: the contract plus events and counters. */
-export interface RuntimeOrchestrator extends Orchestrator {
-  subscribe(listener: OrchestratorListener): () => void;
-  counters(): OrchestratorCounters;
 }

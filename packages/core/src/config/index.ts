@@ -1,5 +1,5 @@
-// @guppy/core/config: settings schema, value parsers and the helpers the CLI's config commands
-// use (loadConfig and ConfigError are in the package root).
+// @guppy/core/config: setting definitions, value parsers and the helpers the CLI's config commands
+// use (loadConfig, core's settingsSchema, withAppSettings and ConfigError are in the package root).
 
 export {
   ENV_FILE,
@@ -14,7 +14,6 @@ export {
   type LoadedEnvFile,
   maskSecret,
   resolveHome,
-  withAppSettings,
 } from "./load-config.js";
 export { maskUrlCredentials } from "./mask-url-credentials.js";
 export { parseJsoncFile } from "./parse-jsonc-file.js";
@@ -36,7 +35,6 @@ export {
   type SettingDefinitions,
   type SettingValues,
   secretEnvNames,
-  settingsSchema,
   type WireApi,
   wireApis,
 } from "./settings-schema.js";

@@ -1,19 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
-import { toolPolicyValue } from "../tools/tool-policy.js";
 import { ConfigError } from "./config-error.js";
 import { ENV_FILE, readEnvFile } from "./env-file.js";
 import { maskUrlCredentials } from "./mask-url-credentials.js";
 import { parseJsoncFile } from "./parse-jsonc-file.js";
 import { closestName, isRawValue, type RawValue } from "./setting-parsers.js";
-import {
-  type ConfigValues,
-  type SettingDefinition,
-  type SettingDefinitions,
-  type SettingValues,
-  settingsSchema,
-} from "./settings-schema.js";
+import type { SettingDefinition, SettingDefinitions, SettingValues } from "./settings-schema.js";
 
 /**
  * Where a value came from: a flag, the real environment, `<home>/guppy.env` ("envFile"),
@@ -27,7 +20,8 @@ export interface LoadedEnvFile {
   values: Readonly<Record<string, string>>;
 }
 
-export interface GuppyConfig extends ConfigValues {
+/** A configuration as read, beside its values (core's GuppyConfig, settings.ts, has them too). */
+export interface LoadedConfig {
   /** GUPPY_HOME: the data directory. */
   home: string;
   homeSource: ConfigSource;
@@ -37,41 +31,30 @@ export interface GuppyConfig extends ConfigValues {
    * settings.json. Its other variables (ANTHROPIC_API_KEY, ...) are the app's to use.
    */
   envFile: LoadedEnvFile;
-  /** Every setting read: core's schema and the app's (LoadConfigOptions.settings). */
+  /** Every setting read: core's and the app's (LoadConfigOptions.settings). */
   settings: SettingDefinitions;
   sources: Record<string, ConfigSource>;
   /** Non-fatal findings (unknown settings.json keys, guppy.env lines that are not KEY=value). */
   warnings: string[];
 }
 
-/** A configuration with the values of an app's own settings. */
-export type ConfigWith<S extends SettingDefinitions> = GuppyConfig & SettingValues<S>;
-
-// biome-ignore lint/complexity/noBannedTypes: no settings beyond core's
-export interface LoadConfigOptions<S extends SettingDefinitions = {}> {
+/** Where a configuration is read from (the table of settings aside). */
+export interface ReadConfigOptions {
   /** The real environment (default process.env): it beats guppy.env. */
   env?: NodeJS.ProcessEnv;
   /** Command-line flags, already mapped to config keys. */
   flags?: Partial<Record<string, RawValue>>;
   /** --home flag. */
   home?: string;
+}
+
+// biome-ignore lint/complexity/noBannedTypes: no settings beyond core's
+export interface LoadConfigOptions<S extends SettingDefinitions = {}> extends ReadConfigOptions {
   /**
    * The app's own settings (a chat channel's token, ...), read, checked and shown like core's;
    * a key or variable that core's schema has already is a programming error.
    */
   settings?: S;
-}
-
-/** Core's schema and an app's settings as one table, core's first; a key or variable is read once. */
-export function withAppSettings(app: SettingDefinitions = {}): SettingDefinitions {
-  const envs = new Set(Object.values(settingsSchema).map((def) => def.env));
-  for (const [key, def] of Object.entries(app)) {
-    if (key in settingsSchema || (def.env && envs.has(def.env))) {
-      throw new Error(`The setting ${key} (${def.env}) is one of core's or the app's already`);
-    }
-    envs.add(def.env);
-  }
-  return { ...settingsSchema, ...app };
 }
 
 /** The data directory: --home, else GUPPY_HOME, else ~/.guppy. Throws ConfigError for an empty --home. */
@@ -89,16 +72,15 @@ export function resolveHome(options: { home?: string; env?: NodeJS.ProcessEnv })
 }
 
 /**
- * Precedence: flags > environment > <home>/guppy.env > <home>/settings.json > defaults. The home
- * itself comes only from --home or the real GUPPY_HOME (guppy.env is found through it). Throws
- * ConfigError.
+ * The values of `settings` (core's loadConfig passes its own and the app's). Precedence: flags >
+ * environment > <home>/guppy.env > <home>/settings.json > defaults. The home itself comes only
+ * from --home or the real GUPPY_HOME (guppy.env is found through it). Throws ConfigError.
  */
-// biome-ignore lint/complexity/noBannedTypes: no settings beyond core's
-export function loadConfig<S extends SettingDefinitions = {}>(
-  options: LoadConfigOptions<S> = {},
-): ConfigWith<S> {
+export function readConfig<S extends SettingDefinitions>(
+  settings: S,
+  options: ReadConfigOptions = {},
+): LoadedConfig & SettingValues<S> {
   const env = options.env ?? process.env;
-  const settings = withAppSettings(options.settings);
   const keys = Object.keys(settings);
   const home = resolveHome({ home: options.home, env });
   const settingsPath = join(home, "settings.json");
@@ -125,18 +107,9 @@ export function loadConfig<S extends SettingDefinitions = {}>(
 
   const values: Record<string, unknown> = {};
   const sources: Record<string, ConfigSource> = {};
-  // `tools` may name an MCP server's tools (`<server>__<tool>`) of the servers settings.json lists.
-  const mcpServers = fileSettings.mcpServers;
-  const toolsParser = toolPolicyValue(
-    mcpServers && typeof mcpServers === "object" && !Array.isArray(mcpServers)
-      ? Object.keys(mcpServers)
-      : [],
-  );
   for (const key of keys) {
-    const def =
-      key === "tools"
-        ? { ...(settings[key] as SettingDefinition), parse: toolsParser }
-        : (settings[key] as SettingDefinition);
+    const read = settings[key] as SettingDefinition;
+    const def = read.parserFor ? { ...read, parse: read.parserFor(fileSettings) } : read;
     // A settings.json-only setting (no variable) has no flag either.
     const flag = def.env ? options.flags?.[key] : undefined;
     const envRaw = def.env ? nonEmpty(env[def.env]) : undefined;
@@ -186,7 +159,7 @@ export function loadConfig<S extends SettingDefinitions = {}>(
   const homeSource: ConfigSource =
     options.home !== undefined ? "flag" : nonEmpty(env.GUPPY_HOME) ? "env" : "default";
   return {
-    ...(values as unknown as ConfigValues & SettingValues<S>),
+    ...(values as unknown as SettingValues<S>),
     home,
     homeSource,
     settingsPath,
@@ -259,7 +232,7 @@ export function kebab(key: string): string {
 
 /** Rows for `guppy config`: every key with its effective value (secrets and URL passwords masked) and source. */
 export function describeConfig(
-  config: GuppyConfig,
+  config: LoadedConfig,
 ): Array<{ key: string; env: string; value: string; source: ConfigSource }> {
   const rows = [{ key: "home", env: "GUPPY_HOME", value: config.home, source: config.homeSource }];
   for (const [key, def] of Object.entries(config.settings)) {

@@ -2,7 +2,7 @@ import { dirname, join } from "node:path";
 import { ENV_FILE } from "./env-file.js";
 import { type ConfigSource, kebab } from "./load-config.js";
 import { maskUrlCredentials } from "./mask-url-credentials.js";
-import { type SettingDefinitions, settingsSchema } from "./settings-schema.js";
+import type { SettingDefinitions } from "./settings-schema.js";
 
 /** Where the values of a configuration came from, and its settings (GuppyConfig has all three). */
 export interface SettingOrigins {
@@ -10,12 +10,12 @@ export interface SettingOrigins {
   settingsPath?: string;
   /** `<home>/guppy.env` (default: beside settingsPath). */
   envFile?: { path: string };
-  /** The settings `key` is one of (default: core's schema). */
+  /** The settings `key` is one of (a folder's table, or the whole configuration's). */
   settings?: SettingDefinitions;
 }
 
-function definition(key: string, settings: SettingDefinitions = settingsSchema) {
-  const def = settings[key];
+function definition(key: string, settings: SettingDefinitions | undefined) {
+  const def = settings?.[key];
   if (!def) throw new Error(`No setting ${key}`);
   return def;
 }

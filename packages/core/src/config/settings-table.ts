@@ -1,12 +1,12 @@
 import { kebab } from "./load-config.js";
-import { type SettingDefinitions, settingsSchema } from "./settings-schema.js";
+import type { SettingDefinitions } from "./settings-schema.js";
 
 /**
  * The settings table of docs/configuration.md, one row per setting (core's schema, or with an
  * app's: withAppSettings), its columns padded to line up (as a Markdown formatter leaves them).
  * `node scripts/config-table.mjs` prints it; a test checks that the document holds exactly this.
  */
-export function settingsTable(settings: SettingDefinitions = settingsSchema): string {
+export function settingsTable(settings: SettingDefinitions): string {
   const rows = Object.entries(settings).map(([key, def]) => {
     const d = def.default;
     const shown =

@@ -1,6 +1,6 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { UserMessage } from "@mariozechner/pi-ai";
-import type { CompactionMessage } from "../types.js";
+import type { CompactionMessage } from "./types.js";
 
 declare module "@mariozechner/pi-agent-core" {
   interface CustomAgentMessages {

@@ -1,8 +1,11 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { type AssistantMessage, isContextOverflow, type Usage } from "@mariozechner/pi-ai";
+import { integerValue } from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
 import { excerptHeadTail } from "../tools/spill-output.js";
-import type { CompactionMessage, CompactionReason } from "../types.js";
+import type { CompactionReason } from "../types.js";
 import type { TokenCounter } from "./token-counter.js";
+import type { CompactionMessage } from "./types.js";
 import { addUsage, emptyTotals } from "./usage-totals.js";
 
 // Making a context fit: where it may be cut, the message a compaction leaves, and the last
@@ -202,3 +205,21 @@ export function computeBudget(s: BudgetSettings): ContextBudget {
   const keepRecent = Math.max(0, Math.min(s.keepRecentTokens, Math.floor(compactAt * 0.5)));
   return { window, reply, safety, input, compactAt, keepRecent };
 }
+
+/** When compaction starts and what it keeps. */
+export const contextSettings = {
+  compactReserveTokens: {
+    env: "GUPPY_COMPACT_RESERVE_TOKENS",
+    parse: integerValue(0),
+    default: 16_384,
+    description: "Compaction starts when context passes window minus this many tokens",
+  },
+  compactKeepRecentTokens: {
+    env: "GUPPY_COMPACT_KEEP_TOKENS",
+    parse: integerValue(0),
+    default: 20_000,
+    description: "Most recent tokens kept verbatim by a compaction",
+  },
+} satisfies SettingDefinitions;
+
+export type ContextSettingValues = SettingValues<typeof contextSettings>;

@@ -1,18 +1,13 @@
 import type { AgentMessage, StreamFn } from "@mariozechner/pi-agent-core";
 import type { Api, Model, Tool, Usage } from "@mariozechner/pi-ai";
 import { type Logger, silentLogger } from "../logging/logger.js";
-import type {
-  CompactionInfo,
-  CompactionMessage,
-  CompactionOutcome,
-  CompactionReason,
-  ContextStats,
-} from "../types.js";
+import type { CompactionInfo, CompactionReason, ContextStats } from "../types.js";
 import type { ContextBudget } from "./compaction.js";
 import { chooseCut, compactionMessage, cutPoints, shrinkLongTexts } from "./compaction.js";
 import { isCompactionMessage } from "./compaction-message.js";
 import { summarise } from "./summarise.js";
 import { createTokenCounter, type TokenCounter } from "./token-counter.js";
+import type { CompactionMessage, CompactionOutcome } from "./types.js";
 
 export interface ContextEngineOptions {
   model: Model<Api>;

@@ -1,4 +1,4 @@
-import type { CompactionOutcome } from "../types.js";
+import type { CompactionOutcome } from "./types.js";
 
 const n = (x: number) => Math.round(x).toLocaleString("en-US");
 const messages = (count: number) => `${count} older message${count === 1 ? "" : "s"}`;

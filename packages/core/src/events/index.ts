@@ -1,14 +1,6 @@
 // @guppy/core/events: scheduled events (`<home>/events/*.json`) — the bus `guppy serve` runs,
 // and the file helpers `guppy events` and the `schedule` tool use.
-export {
-  createEventBus,
-  EVENTS_DIR,
-  type EventBus,
-  type EventBusOptions,
-  type EventBusReport,
-  type EventClock,
-  type ScheduledEvent,
-} from "./create-event-bus.js";
+export { createEventBus, EVENTS_DIR } from "./create-event-bus.js";
 export {
   addEvent,
   deleteEvent,
@@ -37,3 +29,10 @@ export {
   removeEventFile,
   writeEventFile,
 } from "./event-store.js";
+export type {
+  EventBus,
+  EventBusOptions,
+  EventBusReport,
+  EventClock,
+  ScheduledEvent,
+} from "./types.js";

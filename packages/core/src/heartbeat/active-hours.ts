@@ -1,3 +1,5 @@
+import { integerValue, type ParseResult, type Parser } from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
 import { minuteOfDay } from "../time/local-time.js";
 
 /**
@@ -37,4 +39,32 @@ export function withinActiveHours(
   timeZone?: string,
 ): boolean {
   return hours === undefined || withinMinutes(hours, minuteOfDay(now, timeZone));
+}
+
+/** How often the heartbeat beats, and in which hours. */
+export const heartbeatSettings = {
+  heartbeatSeconds: {
+    env: "GUPPY_HEARTBEAT_SECONDS",
+    parse: integerValue(0, 7 * 86_400),
+    default: 1800,
+    description:
+      "Seconds between heartbeats of `guppy serve`, which run `<home>/HEARTBEAT.md` in the owner's last thread when it asks for something (0: off)",
+  },
+  heartbeatHours: {
+    env: "GUPPY_HEARTBEAT_HOURS",
+    parse: activeHoursValue(),
+    description:
+      "Local hours heartbeats run in, HH:MM-HH:MM in GUPPY_TIMEZONE (may span midnight, e.g. 22:00-06:00); beats outside are skipped (default: all day)",
+  },
+} satisfies SettingDefinitions;
+
+export type HeartbeatSettingValues = SettingValues<typeof heartbeatSettings>;
+
+/** GUPPY_HEARTBEAT_HOURS: `HH:MM-HH:MM`, kept as written (the heartbeat parses it again). */
+function activeHoursValue(): Parser<string> {
+  const parse = (raw: unknown): ParseResult<string> =>
+    typeof raw === "string" && parseActiveHours(raw) !== undefined
+      ? { ok: true, value: raw.trim() }
+      : { ok: false, expected: ACTIVE_HOURS_EXPECTED };
+  return Object.assign(parse, { expected: ACTIVE_HOURS_EXPECTED });
 }

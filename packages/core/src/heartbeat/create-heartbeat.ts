@@ -1,5 +1,6 @@
 import type { Logger } from "../logging/logger.js";
-import type { Orchestrator, OrchestratorListener } from "../types.js";
+import type { OrchestratorListener } from "../orchestrator/types.js";
+import type { Orchestrator } from "../types.js";
 import { type ActiveHours, withinActiveHours } from "./active-hours.js";
 import { HEARTBEAT_FILE, heartbeatPrompt, readHeartbeatFile } from "./heartbeat-file.js";
 import { heartbeatThread, type LastChannel } from "./last-channel.js";

@@ -1,11 +1,9 @@
 import { join } from "node:path";
 import { NoFollowError, readTextNoFollow } from "../fs/no-follow.js";
+import { HEARTBEAT_OK } from "../runner/quiet-run.js";
 
 /** The owner's standing checklist, read at every beat: `<home>/HEARTBEAT.md`. */
 export const HEARTBEAT_FILE = "HEARTBEAT.md";
-
-/** What a heartbeat run answers when nothing needs the user: such an exchange leaves nothing. */
-export const HEARTBEAT_OK = "HEARTBEAT_OK";
 
 /**
  * Whether HEARTBEAT.md asks for anything. Comments (`<!-- … -->`, an unclosed one to the end),
@@ -50,9 +48,4 @@ export function heartbeatPrompt(content: string): string {
     `${HEARTBEAT_FILE}:`,
     content,
   ].join("\n");
-}
-
-/** A heartbeat answer that says nothing needs the user (`HEARTBEAT_OK`, trailing punctuation allowed). */
-export function isHeartbeatOk(answer: string): boolean {
-  return /^[\s*_`"']*HEARTBEAT_OK[\s*_`"'.!]*$/.test(answer);
 }

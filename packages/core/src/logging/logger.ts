@@ -1,4 +1,6 @@
 import { format } from "node:util";
+import { booleanValue } from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
 
 /** Minimal structured logger the runtime writes through; the CLI and gateway choose the sink. */
 export type LogLevel = "debug" | "info" | "warn" | "error";
@@ -66,3 +68,15 @@ export function routeConsoleTo(logger: Logger, level: LogLevel): () => void {
     console.warn = warn;
   };
 }
+
+/** The logger's setting. */
+export const loggingSettings = {
+  debug: {
+    env: "GUPPY_DEBUG",
+    parse: booleanValue,
+    default: false,
+    description: "Verbose logging to stderr",
+  },
+} satisfies SettingDefinitions;
+
+export type LoggingSettingValues = SettingValues<typeof loggingSettings>;

@@ -1,7 +1,3 @@
-import type { GuppyConfig } from "../config/load-config.js";
-import { secretEnvNames } from "../config/settings-schema.js";
-import type { ResolvedModel } from "../model/resolve-model.js";
-import { withheldEnvNames } from "../sandbox/host-sandbox.js";
 import type { LogFields, Logger } from "./logger.js";
 
 /** A secret guppy holds, by the name the user knows it under (GUPPY_API_KEY, ANTHROPIC_API_KEY). */
@@ -230,36 +226,4 @@ export function redactLogger(logger: Logger, redactor: Redactor): Logger {
     warn: wrap(logger.warn.bind(logger)),
     error: wrap(logger.error.bind(logger)),
   };
-}
-
-/**
- * The secrets guppy holds for this configuration: every setting marked secret (core's and the
- * app's, from flags, the environment or settings.json), the model's API key, and every
- * provider key variable pi-ai reads that is set — the variables withheld from tools.
- */
-export function configuredSecrets(
-  config: GuppyConfig,
-  resolved?: ResolvedModel,
-  env: NodeJS.ProcessEnv = process.env,
-): Secret[] {
-  const secrets: Secret[] = [];
-  const values = config as unknown as Record<string, unknown>;
-  for (const [key, def] of Object.entries(config.settings)) {
-    const value = values[key];
-    if (def.secret && typeof value === "string") secrets.push({ name: def.env ?? key, value });
-  }
-  const provider = resolved?.model.provider;
-  const fromEnv: Secret[] = [];
-  for (const name of withheldEnvNames(provider, secretEnvNames(config.settings))) {
-    const value = env[name];
-    if (name !== "GUPPY_HOME" && value) fromEnv.push({ name, value });
-  }
-  const apiKey = resolved?.apiKey;
-  if (apiKey && !secrets.some((s) => s.value === apiKey)) {
-    secrets.push({
-      name: fromEnv.find((s) => s.value === apiKey)?.name ?? "apiKey",
-      value: apiKey,
-    });
-  }
-  return [...secrets, ...fromEnv];
 }

@@ -1,4 +1,10 @@
-import { isObject, type ParseResult, type Parser } from "../config/setting-parsers.js";
+import {
+  integerValue,
+  isObject,
+  type ParseResult,
+  type Parser,
+} from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
 
 // The `mcpServers` setting, in the format other MCP hosts use (Claude Desktop, Cursor, ...):
 // `{"name": {"command", "args", "env"}}` starts a stdio server, `{"name": {"url", "headers"}}`
@@ -107,3 +113,27 @@ function isHttpUrl(value: string): boolean {
     return false;
   }
 }
+
+/** The MCP servers, how long `guppy chat` waits for them, and the longest call. */
+export const mcpSettings = {
+  mcpServers: {
+    parse: mcpServersValue,
+    description:
+      'MCP servers whose tools the agent gets as `<server>__<tool>`: `{"name": {"command", "args", "env"}}` (stdio, runs as you, outside the sandbox) or `{"name": {"url", "headers"}}` (Streamable HTTP)',
+  },
+  mcpStartSeconds: {
+    env: "GUPPY_MCP_START_SECONDS",
+    parse: integerValue(0, 600),
+    default: 5,
+    description:
+      "How long `guppy chat` waits for configured MCP servers before its first request (`guppy serve` never waits)",
+  },
+  mcpTimeoutSeconds: {
+    env: "GUPPY_MCP_TIMEOUT_SECONDS",
+    parse: integerValue(1, 86_400),
+    default: 60,
+    description: "Longest an MCP tool call may take",
+  },
+} satisfies SettingDefinitions;
+
+export type McpSettingValues = SettingValues<typeof mcpSettings>;

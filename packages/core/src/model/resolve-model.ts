@@ -1,10 +1,11 @@
 import { type Api, getEnvApiKey, getModels, getProviders, type Model } from "@mariozechner/pi-ai";
 import { getOAuthProvider } from "@mariozechner/pi-ai/oauth";
 import { ConfigError } from "../config/config-error.js";
-import type { GuppyConfig } from "../config/load-config.js";
+import type { LoadedConfig } from "../config/load-config.js";
 import { type SettingOrigins, settingPlaces, settingWithValue } from "../config/setting-origin.js";
 import { editDistance } from "../config/setting-parsers.js";
 import type { WireApi } from "../config/settings-schema.js";
+import { type ModelSettingValues, modelSettings } from "./model-settings.js";
 import { type OAuthSession, openOAuthSession } from "./oauth-key.js";
 
 export interface ResolvedModel {
@@ -42,10 +43,10 @@ export const noModelMessage =
 
 /** The model settings, and where they came from (for messages; the environment variable is named when not given). */
 type ModelSettings = Pick<
-  GuppyConfig,
+  ModelSettingValues,
   "model" | "baseUrl" | "api" | "apiKey" | "maxTokens" | "contextWindow" | "modelCost"
 > &
-  Partial<Pick<GuppyConfig, "home">> &
+  Partial<Pick<LoadedConfig, "home">> &
   SettingOrigins;
 
 /**
@@ -54,9 +55,11 @@ type ModelSettings = Pick<
  * local servers are probed (unless `discover` is false). Throws ConfigError with one line.
  */
 export async function resolveModel(
-  config: ModelSettings,
+  given: ModelSettings,
   options: { env?: NodeJS.ProcessEnv; discover?: () => Promise<DiscoveredModel | undefined> } = {},
 ): Promise<ResolvedModel> {
+  // Messages name a setting from the configuration's table, else from the model's own.
+  const config = { ...given, settings: given.settings ?? modelSettings };
   const env = options.env ?? process.env;
   if (!config.model) {
     const found = await (options.discover ?? discoverLocalModel)();
@@ -74,7 +77,7 @@ export async function resolveModel(
   }
   if (config.api) {
     throw new ConfigError(
-      `${settingWithValue("api", config.api, config)} is set but no base URL is: the API setting only applies to a custom endpoint, given by ${settingPlaces("baseUrl")}.`,
+      `${settingWithValue("api", config.api, config)} is set but no base URL is: the API setting only applies to a custom endpoint, given by ${settingPlaces("baseUrl", config.settings)}.`,
     );
   }
 
@@ -164,7 +167,7 @@ function replyLimit(
     const window =
       config.contextWindow !== undefined
         ? settingWithValue("contextWindow", config.contextWindow, config)
-        : `${windowFrom}; ${settingPlaces("contextWindow")} sets another`;
+        : `${windowFrom}; ${settingPlaces("contextWindow", config.settings)} sets another`;
     throw new ConfigError(
       `${settingWithValue("maxTokens", config.maxTokens, config)} leaves too little of the ${contextWindow}-token context window (${window}) for the prompt: the reply limit may be at most half the window, ${half}.`,
     );

@@ -1,8 +1,9 @@
 import type { ImageContent } from "@mariozechner/pi-ai";
 import type { AcceptedRecord, InboxOutcome, PendingPrompt } from "../inbox/inbox-record.js";
 import { oneLine } from "../runner/message-text.js";
+import type { AgentRunner } from "../runner/types.js";
 import type { LogEntry } from "../store/thread-layout.js";
-import type { AgentRunner, RunnerEvent } from "../types.js";
+import type { RunnerEvent } from "../types.js";
 import type { ActorHost, ActorState, QueuedPrompt } from "./actor-types.js";
 import { backfillMessage, interruptedRunMessage } from "./backfill.js";
 import { createLogTail, type LogTail } from "./log-tail.js";

@@ -1,16 +1,12 @@
 import type { Inbox } from "../inbox/create-inbox.js";
 import type { AcceptedRecord, PendingPrompt } from "../inbox/inbox-record.js";
 import type { Logger } from "../logging/logger.js";
+import type { AgentRunner } from "../runner/types.js";
 import type { Store } from "../store/create-store.js";
-import type {
-  AgentRunner,
-  OrchestratorCounters,
-  OrchestratorEvent,
-  PromptContent,
-  ThreadHandle,
-} from "../types.js";
+import type { PromptContent, ThreadHandle } from "../types.js";
 import type { ConcurrencyLimiter } from "./concurrency-limiter.js";
 import type { LogTail } from "./log-tail.js";
+import type { OrchestratorCounters, OrchestratorEvent } from "./types.js";
 
 /** What a thread's actor shares with the other actors of its orchestrator. */
 export interface ActorHost {

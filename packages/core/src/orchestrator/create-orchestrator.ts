@@ -2,17 +2,14 @@ import { existsSync } from "node:fs";
 import { createInbox, type InboxLocation } from "../inbox/create-inbox.js";
 import { type Logger, silentLogger } from "../logging/logger.js";
 import { oneLine } from "../runner/message-text.js";
+import type { AgentRunner } from "../runner/types.js";
 import type { Store } from "../store/create-store.js";
 import { canonicalThreadId, parseThreadId } from "../store/thread-layout.js";
 import type {
   ActorMessage,
-  AgentRunner,
   ChannelLink,
   CompactResult,
-  OrchestratorEvent,
-  OrchestratorListener,
   ResetResult,
-  RuntimeOrchestrator,
   SendResult,
   SubagentInfo,
   ThreadEventInfo,
@@ -26,6 +23,7 @@ import { clearUnusedLater, replayInbox } from "./replay.js";
 import { shutdownActors } from "./shutdown.js";
 import { ThreadActor } from "./thread-actor.js";
 import { SavedStatuses, threadStatus } from "./thread-status.js";
+import type { OrchestratorEvent, OrchestratorListener, RuntimeOrchestrator } from "./types.js";
 
 export interface OrchestratorOptions {
   store: Store;

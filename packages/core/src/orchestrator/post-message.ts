@@ -2,7 +2,8 @@ import type { Logger } from "../logging/logger.js";
 import { oneLine } from "../runner/message-text.js";
 import type { Store } from "../store/create-store.js";
 import { canonicalThreadId, type LogEntry, parseThreadId } from "../store/thread-layout.js";
-import type { ChannelLink, OrchestratorEvent, PostResult, ThreadHandle } from "../types.js";
+import type { ChannelLink, PostResult, ThreadHandle } from "../types.js";
+import type { OrchestratorEvent } from "./types.js";
 
 /** What `postMessage` needs of its orchestrator. */
 export interface PostDeps {

@@ -1,10 +1,10 @@
 import { describeCompaction } from "../context/describe-compaction.js";
 import type { AcceptedRecord } from "../inbox/inbox-record.js";
+import type { AgentRunner } from "../runner/types.js";
 import { canonicalThreadId } from "../store/thread-layout.js";
 import { threadFigures } from "../store/thread-status-file.js";
 import type {
   ActorMessage,
-  AgentRunner,
   CompactResult,
   ResetResult,
   SendResult,

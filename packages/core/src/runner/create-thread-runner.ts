@@ -1,14 +1,17 @@
 import { platform, release } from "node:os";
 import { join } from "node:path";
 import type { AgentTool, StreamFn } from "@mariozechner/pi-agent-core";
-import type { GuppyConfig } from "../config/load-config.js";
+import type { LoadedConfig } from "../config/load-config.js";
 import { secretEnvNames } from "../config/settings-schema.js";
+import type { ContextSettingValues } from "../context/compaction.js";
 import type { Logger } from "../logging/logger.js";
-import { configuredSecrets, createRedactor, type Redactor } from "../logging/redact.js";
+import { createRedactor, type Redactor } from "../logging/redact.js";
+import type { ModelSettingValues } from "../model/model-settings.js";
 import type { ResolvedModel } from "../model/resolve-model.js";
 import { buildSystemPrompt, localDate } from "../prompt/build-system-prompt.js";
 import type { PromptSources } from "../prompt/prompt-sources.js";
 import { loadPromptSourcesShared } from "../prompt/prompt-sources.js";
+import { configuredSecrets } from "../sandbox/host-sandbox.js";
 import {
   createSandbox,
   type Sandbox,
@@ -16,9 +19,10 @@ import {
   withAgentPaths,
 } from "../sandbox/sandbox.js";
 import { sandboxPathPolicy } from "../sandbox/thread-view.js";
+import type { SkillSettingValues } from "../skills/load-skills.js";
 import type { Store } from "../store/create-store.js";
 import { ATTACHMENTS_DIR, parseThreadId } from "../store/thread-layout.js";
-import { timeStamp } from "../time/local-time.js";
+import { type TimeSettingValues, timeStamp } from "../time/local-time.js";
 import {
   createRoleTools,
   type ExtraToolSource,
@@ -27,16 +31,30 @@ import {
 } from "../tools/create-tools.js";
 import { createReadUrlTool } from "../tools/read-url-tool.js";
 import type { ToolContext } from "../tools/tool-context.js";
-import { guestPathPolicy } from "../tools/tool-policy.js";
+import { guestPathPolicy, type ToolSettingValues } from "../tools/tool-policy.js";
 import { createWebSearchTool } from "../tools/web-search-tool.js";
-import type { AgentRunner, ThreadHandle } from "../types.js";
+import type { ThreadHandle } from "../types.js";
 import { createUsageRecorder } from "../usage/usage-ledger.js";
 import { createWebSearch, searchProviderFrom } from "../web/web-search.js";
+import type { WebSettingValues } from "../web/web-settings.js";
 import { createAgentRunner } from "./create-agent-runner.js";
+import type { RunnerSettingValues } from "./runner-settings.js";
+
+/** What a thread's runner reads of the configuration (a GuppyConfig has it all). */
+export type ThreadRunnerConfig = LoadedConfig &
+  ModelSettingValues &
+  RunnerSettingValues &
+  ToolSettingValues &
+  ContextSettingValues &
+  SkillSettingValues &
+  TimeSettingValues &
+  WebSettingValues;
+
+import type { AgentRunner } from "./types.js";
 
 export interface ThreadRunnerOptions {
   threadId: string;
-  config: GuppyConfig;
+  config: ThreadRunnerConfig;
   resolved: ResolvedModel;
   store: Store;
   /**
@@ -224,7 +242,7 @@ function withWorkspaceMount(config: SandboxConfig, dir: string | undefined): San
 }
 
 /** `web_search` when a search provider is configured (the app's own services win). */
-function webSearchService(config: GuppyConfig): ServiceTools {
+function webSearchService(config: ThreadRunnerConfig): ServiceTools {
   const provider = searchProviderFrom(config);
   if (!provider) return {};
   const tool = createWebSearchTool({ search: createWebSearch({ provider }) }) as AgentTool;

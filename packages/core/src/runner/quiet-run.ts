@@ -1,5 +1,13 @@
 import type { RunnerEvent } from "../types.js";
 
+/** What a heartbeat run answers when nothing needs the user: such an exchange leaves nothing. */
+export const HEARTBEAT_OK = "HEARTBEAT_OK";
+
+/** A heartbeat answer that says nothing needs the user (`HEARTBEAT_OK`, trailing punctuation allowed). */
+export function isHeartbeatOk(answer: string): boolean {
+  return /^[\s*_`"']*HEARTBEAT_OK[\s*_`"'.!]*$/.test(answer);
+}
+
 /** Events a held (heartbeat) run passes on at once: figures, never anything a chat shows. */
 const UNHELD_EVENTS: ReadonlySet<RunnerEvent["type"]> = new Set(["usage", "context", "compaction"]);
 

@@ -3,9 +3,13 @@ import { randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
 import { delimiter, isAbsolute, join } from "node:path";
 import { findEnvKeys, getProviders } from "@mariozechner/pi-ai";
-import { secretEnvNames, settingsSchema } from "../config/settings-schema.js";
+import type { LoadedConfig } from "../config/load-config.js";
+import { secretEnvNames } from "../config/settings-schema.js";
 import { userUmask } from "../fs/private-files.js";
-import { envKeyName } from "../model/resolve-model.js";
+import type { Secret } from "../logging/redact.js";
+import { modelSettings } from "../model/model-settings.js";
+import { envKeyName, type ResolvedModel } from "../model/resolve-model.js";
+import { webSettings } from "../web/web-settings.js";
 import {
   createOutputCapture,
   type ExecOptions,
@@ -248,8 +252,11 @@ export function execTracked(
   });
 }
 
-/** The variables of the settings marked secret: GUPPY_API_KEY, GUPPY_API_TOKEN, the bot tokens. */
-const secretSettingVars: readonly string[] = secretEnvNames(settingsSchema);
+/**
+ * The variables of core's settings marked secret (GUPPY_API_KEY, BRAVE_API_KEY), withheld even
+ * when no `secretEnv` is given; an app's (GUPPY_API_TOKEN, the bot tokens) come in `secretEnv`.
+ */
+const secretSettingVars: readonly string[] = secretEnvNames({ ...modelSettings, ...webSettings });
 
 /**
  * General-purpose tokens that pi-ai also reads as a provider's key (GH_TOKEN and GITHUB_TOKEN
@@ -307,4 +314,36 @@ export function withUserUmask(spec: TrackedSpawn, umask = userUmask()): TrackedS
     file: "/bin/sh",
     args: ["-c", 'umask "$0" && exec "$@"', octal, spec.file, ...spec.args],
   };
+}
+
+/**
+ * The secrets guppy holds for this configuration: every setting marked secret (core's and the
+ * app's, from flags, the environment or settings.json), the model's API key, and every
+ * provider key variable pi-ai reads that is set — the variables withheld from tools.
+ */
+export function configuredSecrets<C extends LoadedConfig>(
+  config: C,
+  resolved?: ResolvedModel,
+  env: NodeJS.ProcessEnv = process.env,
+): Secret[] {
+  const secrets: Secret[] = [];
+  const values = config as unknown as Record<string, unknown>;
+  for (const [key, def] of Object.entries(config.settings)) {
+    const value = values[key];
+    if (def.secret && typeof value === "string") secrets.push({ name: def.env ?? key, value });
+  }
+  const provider = resolved?.model.provider;
+  const fromEnv: Secret[] = [];
+  for (const name of withheldEnvNames(provider, secretEnvNames(config.settings))) {
+    const value = env[name];
+    if (name !== "GUPPY_HOME" && value) fromEnv.push({ name, value });
+  }
+  const apiKey = resolved?.apiKey;
+  if (apiKey && !secrets.some((s) => s.value === apiKey)) {
+    secrets.push({
+      name: fromEnv.find((s) => s.value === apiKey)?.name ?? "apiKey",
+      value: apiKey,
+    });
+  }
+  return [...secrets, ...fromEnv];
 }

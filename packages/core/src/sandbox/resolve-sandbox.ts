@@ -1,7 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { ConfigError } from "../config/config-error.js";
-import type { GuppyConfig } from "../config/load-config.js";
+import type { LoadedConfig } from "../config/load-config.js";
+import { listValue, oneOf, type ParseResult, type Parser } from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
 import { type HostContainment, hostContainment } from "./host-sandbox.js";
 import type { SandboxConfig, SandboxMount } from "./types.js";
 
@@ -14,10 +16,8 @@ export interface ResolvedSandbox {
   notice?: string;
 }
 
-type SandboxSettings = Pick<
-  GuppyConfig,
-  "sandbox" | "sandboxMounts" | "sandboxNetwork" | "sources" | "settingsPath"
->;
+type SandboxSettings = Pick<SandboxSettingValues, "sandbox" | "sandboxMounts" | "sandboxNetwork"> &
+  Pick<LoadedConfig, "sources" | "settingsPath">;
 
 const INSTALL = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap)";
 const USERNS =
@@ -157,4 +157,54 @@ function firstLine(bytes: Buffer | undefined): string | undefined {
     .split("\n")
     .find((l) => l.trim() !== "");
   return line?.trim().slice(0, 200);
+}
+
+/** Where tools run, what they see and whether they reach the network. */
+export const sandboxSettings = {
+  sandbox: {
+    env: "GUPPY_SANDBOX",
+    parse: sandboxValue(),
+    default: "auto",
+    description:
+      "Where tools run: `auto` (bubblewrap when it works here, else the host, said at start), `bwrap`, `docker:<container>` or `host` (unconfined)",
+  },
+  sandboxMounts: {
+    env: "GUPPY_SANDBOX_MOUNTS",
+    parse: mountListValue(),
+    description:
+      "Extra folders bubblewrap shows the tools, comma-separated; each `path`, `path:ro` or `path:rw` (read-only unless `:rw`)",
+  },
+  sandboxNetwork: {
+    env: "GUPPY_SANDBOX_NETWORK",
+    parse: oneOf(["on", "off"] as const),
+    default: "on",
+    description: "Network inside the bubblewrap sandbox: `on` or `off` (loopback only)",
+  },
+} satisfies SettingDefinitions;
+
+export type SandboxSettingValues = SettingValues<typeof sandboxSettings>;
+
+/** GUPPY_SANDBOX: `auto`, `bwrap`, `host` or `docker:<container>` (a Docker container name or id). */
+function sandboxValue(): Parser<string> {
+  const expected = "one of auto, bwrap, docker:<container>, host";
+  const parse = (raw: unknown): ParseResult<string> => {
+    const value = typeof raw === "string" ? raw.trim() : "";
+    if (["auto", "bwrap", "host"].includes(value)) return { ok: true, value };
+    if (/^docker:[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(value)) return { ok: true, value };
+    return { ok: false, expected };
+  };
+  return Object.assign(parse, { expected });
+}
+
+/** GUPPY_SANDBOX_MOUNTS: absolute paths, each with an optional `:ro` or `:rw`. */
+function mountListValue(): Parser<string[]> {
+  const list = listValue();
+  const expected = "a comma-separated list of absolute paths, each path[:ro|:rw]";
+  const parse = (raw: unknown): ParseResult<string[]> => {
+    const parsed = list(raw);
+    if (!parsed.ok) return { ok: false, expected };
+    const ok = parsed.value.every((entry) => entry.replace(/:(ro|rw)$/, "").startsWith("/"));
+    return ok ? parsed : { ok: false, expected };
+  };
+  return Object.assign(parse, { expected, list: true as const });
 }

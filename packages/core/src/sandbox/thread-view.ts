@@ -13,7 +13,7 @@ import {
   type PathDenial,
   type PathGrant,
   type PathPolicy,
-} from "../tools/path-policy.js";
+} from "./path-policy.js";
 import type { SandboxConfig } from "./types.js";
 
 // What one thread's tools may see: ONE rule set, from which both the bubblewrap arguments

@@ -1,5 +1,7 @@
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { booleanValue } from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
 import { NoFollowError } from "../fs/no-follow.js";
 import { type Scope, scopeDirs } from "../memory/memory.js";
 import { listSubdirsFresh, readFileFresh } from "../memory/read-text-file.js";
@@ -178,3 +180,15 @@ function checkText(
   }
   return text;
 }
+
+/** How skills reach the system prompt. */
+export const skillSettings = {
+  skillsInline: {
+    env: "GUPPY_SKILLS_INLINE",
+    parse: booleanValue,
+    default: false,
+    description: "Put whole SKILL.md bodies in the system prompt instead of a listing",
+  },
+} satisfies SettingDefinitions;
+
+export type SkillSettingValues = SettingValues<typeof skillSettings>;

@@ -1,6 +1,6 @@
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { LogEntry } from "../store/thread-layout.js";
-import type { OrchestratorEvent, PromptOrigin, Role, SavedThreadStatus } from "../types.js";
+import type { PromptOrigin, Role, SavedThreadStatus } from "../types.js";
 
 // The state seam: everything guppy keeps, as interfaces a backend implements. The file backend
 // (state/file-*.ts, store/, inbox/, usage/, events/ and guppy's access/ today) writes the layout
@@ -400,22 +400,25 @@ export interface ThreadLease {
 // ---------------------------------------------------------------------------------------------
 // What changed: the feed SSE and the UI listen to
 
-/** A thread got a message in its log, or an event of its run. */
-export type StateChange =
+/**
+ * A thread got a message in its log, or an event of its run: `Event` is the runtime's
+ * (`OrchestratorEvent`), named by the layer above that publishes it.
+ */
+export type StateChange<Event = unknown> =
   | { kind: "message"; threadId: string; entry: LogEntry }
-  | { kind: "event"; threadId: string; event: OrchestratorEvent };
+  | { kind: "event"; threadId: string; event: Event };
 
-export interface ChangeFeed {
-  publish(change: StateChange): void;
+export interface ChangeFeed<Event = unknown> {
+  publish(change: StateChange<Event>): void;
   /** Changes of `threadId` only, or of every thread; returns the unsubscribe. */
-  subscribe(listener: (change: StateChange) => void, threadId?: string): () => void;
+  subscribe(listener: (change: StateChange<Event>) => void, threadId?: string): () => void;
 }
 
 // ---------------------------------------------------------------------------------------------
 // All of it
 
-/** Everything guppy keeps, as one backend gives it. */
-export interface StateBackend {
+/** Everything guppy keeps, as one backend gives it (`Event`: see StateChange). */
+export interface StateBackend<Event = unknown> {
   threadLog: ThreadLogReader & ThreadLogWriter;
   threads: ThreadRecords;
   inbox: InboxStore;
@@ -424,5 +427,5 @@ export interface StateBackend {
   access: AccessRecords;
   keyValues: KeyValueStore;
   lease: ThreadLease;
-  changes: ChangeFeed;
+  changes: ChangeFeed<Event>;
 }

@@ -1,15 +1,19 @@
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
+import { integerValue } from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
 import type { Logger } from "../logging/logger.js";
 import type { ConcurrencyLimiter } from "../orchestrator/concurrency-limiter.js";
+import type { RuntimeOrchestrator } from "../orchestrator/types.js";
 import { oneLine } from "../runner/message-text.js";
+import type { AgentRunner } from "../runner/types.js";
 import type { Store } from "../store/create-store.js";
 import { canonicalThreadId, SUBAGENTS_DIR, subagentThreadId } from "../store/thread-layout.js";
 import type { ServiceTools } from "../tools/create-tools.js";
 import { createSendMessageTool } from "../tools/send-message-tool.js";
 import { createSpawnTool } from "../tools/spawn-tool.js";
 import { createSubagentTool } from "../tools/subagent-tool.js";
-import type { AgentRunner, RuntimeOrchestrator, SubagentInfo } from "../types.js";
+import type { SubagentInfo } from "../types.js";
 import { createSubagentJournal } from "./subagent-journal.js";
 import { type ChildResult, describeResult, resultsPrompt } from "./subagent-result.js";
 
@@ -384,3 +388,15 @@ function keyOf(threadId: string): string | undefined {
     return undefined;
   }
 }
+
+/** How many subagents a thread may run at once. */
+export const subagentSettings = {
+  maxSubagents: {
+    env: "GUPPY_MAX_SUBAGENTS",
+    parse: integerValue(1, 64),
+    default: 4,
+    description: "Subagents (spawn, subagent tools) running at once per thread",
+  },
+} satisfies SettingDefinitions;
+
+export type SubagentSettingValues = SettingValues<typeof subagentSettings>;

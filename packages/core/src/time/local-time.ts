@@ -1,3 +1,6 @@
+import { timezoneValue } from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
+
 // The wall-clock time of a moment in a time zone (GUPPY_TIMEZONE, else the system's): the stamp
 // each user message reaches the model with, and the minute of the day active hours are checked at.
 
@@ -71,3 +74,14 @@ export function minuteOfDay(now: Date, timeZone?: string): number {
   const p = localParts(now, timeZone);
   return p.hour * 60 + p.minute;
 }
+
+/** The time zone dates and times are told in. */
+export const timeSettings = {
+  timezone: {
+    env: "GUPPY_TIMEZONE",
+    parse: timezoneValue,
+    description: "Time zone for dates and daily notes (default: the system's)",
+  },
+} satisfies SettingDefinitions;
+
+export type TimeSettingValues = SettingValues<typeof timeSettings>;

@@ -1,11 +1,18 @@
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
-import type { ChildResult } from "../subagents/subagent-result.js";
+import type { SubagentInfo } from "../types.js";
 import { textResult } from "./tool-context.js";
 
 const parameters = Type.Object({
   task: Type.String({ description: "What the subagent should do, complete in itself" }),
 });
+
+/** What the tool reads of a finished subagent (the subagent service's ChildResult has it). */
+export interface SubagentAnswer {
+  id: string;
+  state: Exclude<SubagentInfo["state"], "running">;
+  answer: string;
+}
 
 /**
  * `subagent`: runs a subagent on a task and waits for it: its answer is the tool's result. The
@@ -13,7 +20,7 @@ const parameters = Type.Object({
  * run's slot while this run waits (no deadlock under GUPPY_MAX_CONCURRENT).
  */
 export function createSubagentTool(options: {
-  run(task: string, signal?: AbortSignal): Promise<ChildResult>;
+  run(task: string, signal?: AbortSignal): Promise<SubagentAnswer>;
 }): AgentTool<typeof parameters> {
   return {
     name: "subagent",

@@ -4,8 +4,8 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { AgentToolResult } from "@mariozechner/pi-agent-core";
 import { NoFollowError, openNoFollow, writeNoFollow } from "../fs/no-follow.js";
 import type { Redactor } from "../logging/redact.js";
+import { type PathMode, type PathPolicy, realPath } from "../sandbox/path-policy.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
-import { type PathMode, type PathPolicy, realPath } from "./path-policy.js";
 
 /** What the built-in tools need from the thread they run in. */
 export interface ToolContext {

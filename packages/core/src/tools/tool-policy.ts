@@ -1,8 +1,10 @@
 import { join } from "node:path";
-import { closestName, isObject, type Parser } from "../config/setting-parsers.js";
+import { closestName, integerValue, isObject, type Parser } from "../config/setting-parsers.js";
+import type { SettingDefinitions, SettingValues } from "../config/settings-schema.js";
+import { createPathPolicy, type PathPolicy } from "../sandbox/path-policy.js";
 import { secretDenials } from "../sandbox/thread-view.js";
 import type { Role } from "../types.js";
-import { createPathPolicy, type PathPolicy } from "./path-policy.js";
+import { MAX_BASH_TIMEOUT_SECONDS } from "./bash-timeout.js";
 
 // Which tools a run gets: each role's default set, narrowed or widened per channel by the `tools`
 // setting. Names only here; create-tools.ts makes the tools.
@@ -196,3 +198,29 @@ export function guestPathPolicy(options: {
     ],
   });
 }
+
+/** The tools' settings: long output, bash's timeout, and which tools each channel and role gets. */
+export const toolSettings = {
+  toolResultMaxChars: {
+    env: "GUPPY_TOOL_RESULT_MAX_CHARS",
+    parse: integerValue(200),
+    default: 10_000,
+    description: "Longest tool output kept in context; the rest is saved to a file",
+  },
+  bashTimeoutSeconds: {
+    env: "GUPPY_BASH_TIMEOUT_SECONDS",
+    parse: integerValue(1, MAX_BASH_TIMEOUT_SECONDS),
+    default: 120,
+    description: `Default timeout of a bash tool call; the model may set its own per call, up to ${MAX_BASH_TIMEOUT_SECONDS} (24 h)`,
+  },
+  tools: {
+    parse: toolPolicyValue(),
+    // It may name an MCP server's tools (`<server>__<tool>`) of the servers settings.json lists.
+    parserFor: (file) =>
+      toolPolicyValue(isObject(file.mcpServers) ? Object.keys(file.mcpServers) : []),
+    description:
+      "Tools per channel and role: `allow` replaces the role's default set, `deny` removes from it (see Tools and roles)",
+  },
+} satisfies SettingDefinitions;
+
+export type ToolSettingValues = SettingValues<typeof toolSettings>;

@@ -3,9 +3,9 @@ import { basename } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { type Static, Type } from "typebox";
 import { readAll } from "../fs/no-follow.js";
+import type { PathPolicy } from "../sandbox/path-policy.js";
 import type { Sandbox } from "../sandbox/sandbox.js";
 import type { ThreadHandle } from "../types.js";
-import type { PathPolicy } from "./path-policy.js";
 import { openChecked, regularFileStat, textResult, toolPath } from "./tool-context.js";
 
 const parameters = Type.Object({

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { settingsSchema } from "../../src/config/settings-schema.js";
+import { settingsSchema } from "../../src/settings.js";
 
 // The whole settings table, core's settings and the app's, is checked by guppy's docs-in-sync test.
 describe("docs/configuration.md", () => {

@@ -6,10 +6,10 @@ import { ConfigError } from "../../src/config/config-error.js";
 import {
   describeConfig,
   type LoadConfigOptions,
-  loadConfig as loadCoreConfig,
   resolveHome,
 } from "../../src/config/load-config.js";
 import { listValue, stringValue, tokenValue, urlValue } from "../../src/config/setting-parsers.js";
+import { loadConfig as loadCoreConfig } from "../../src/settings.js";
 
 /** Settings an app adds (guppy's chat channels and HTTP API have these), read like core's. */
 const app = {

@@ -1,10 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { settingWithValue } from "../../src/config/setting-origin.js";
+import { modelSettings } from "../../src/model/model-settings.js";
 
 describe("settingWithValue", () => {
   const origins = (source: "flag" | "env" | "envFile" | "settings") => ({
     sources: { baseUrl: source, apiKey: source },
     settingsPath: "/h/settings.json",
+    settings: modelSettings,
   });
 
   it.each([

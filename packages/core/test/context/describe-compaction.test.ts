@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { describeCompaction } from "../../src/context/describe-compaction.js";
-import type { CompactionInfo, CompactionMessage, CompactionOutcome } from "../../src/types.js";
+import type { CompactionMessage, CompactionOutcome } from "../../src/context/types.js";
+import type { CompactionInfo } from "../../src/types.js";
 
 const done = (info: Partial<CompactionInfo>): CompactionOutcome => ({
   compacted: true,

@@ -11,7 +11,7 @@ import {
   recordLastChannel,
 } from "../../src/heartbeat/last-channel.js";
 import { silentLogger } from "../../src/logging/logger.js";
-import type { RuntimeOrchestrator } from "../../src/types.js";
+import type { RuntimeOrchestrator } from "../../src/orchestrator/types.js";
 import { recordingHandle, until, useOrchestratorHarness } from "../orchestrator/harness.js";
 
 describe("heartbeat (real orchestrator, faux model)", () => {

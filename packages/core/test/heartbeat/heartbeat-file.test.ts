@@ -6,9 +6,9 @@ import {
   HEARTBEAT_FILE,
   heartbeatPrompt,
   isActionable,
-  isHeartbeatOk,
   readHeartbeatFile,
 } from "../../src/heartbeat/heartbeat-file.js";
+import { isHeartbeatOk } from "../../src/runner/quiet-run.js";
 
 describe("HEARTBEAT.md: what asks for a run", () => {
   it.each([

@@ -1,7 +1,6 @@
-import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadConfig } from "../../src/config/load-config.js";
+import { describe, expect, it } from "vitest";
 import { createLineLogger } from "../../src/logging/logger.js";
-import { configuredSecrets, createRedactor, redactLogger } from "../../src/logging/redact.js";
+import { createRedactor, redactLogger } from "../../src/logging/redact.js";
 
 const KEY = "sk-test-0123456789abcdef";
 const TOKEN = "123456:bot-token-ABCDEFGH";
@@ -105,29 +104,6 @@ describe("createRedactor", () => {
     logger.warn(`bad key ${KEY}`, { error: `401 for ${TOKEN}` });
     expect(lines).toEqual([
       'guppy: warning: bad key [redacted: GUPPY_API_KEY] {"error":"401 for [redacted: GUPPY_TELEGRAM_BOT_TOKEN]"}',
-    ]);
-  });
-});
-
-describe("configuredSecrets", () => {
-  afterEach(() => vi.unstubAllEnvs());
-
-  it("names the secret settings and the provider key variables that are set", () => {
-    // pi-ai looks for the provider variables that are set in process.env.
-    vi.stubEnv("ANTHROPIC_API_KEY", "sk-ant-env-0123456789");
-    const config = loadConfig({
-      home: "/nonexistent-guppy-home",
-      flags: { apiKey: KEY, model: "anthropic/claude-sonnet-4-5" },
-      env: { ANTHROPIC_API_KEY: "sk-ant-env-0123456789" },
-    });
-    const secrets = configuredSecrets(config, undefined, {
-      ANTHROPIC_API_KEY: "sk-ant-env-0123456789",
-      GUPPY_HOME: "/home/someone/.guppy",
-      PATH: "/usr/bin",
-    });
-    expect(secrets).toEqual([
-      { name: "GUPPY_API_KEY", value: KEY },
-      { name: "ANTHROPIC_API_KEY", value: "sk-ant-env-0123456789" },
     ]);
   });
 });

@@ -14,11 +14,11 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { loadConfig } from "../../src/config/load-config.js";
 import type { Logger } from "../../src/logging/logger.js";
 import { createMcpManager, type McpManager } from "../../src/mcp/create-mcp-manager.js";
 import type { McpServers } from "../../src/mcp/mcp-settings.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
+import { loadConfig } from "../../src/settings.js";
 import { createStore } from "../../src/store/create-store.js";
 import { tempHome } from "../helpers/temp-home.js";
 

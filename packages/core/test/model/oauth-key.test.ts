@@ -8,12 +8,13 @@ import {
   unregisterOAuthProvider,
 } from "@mariozechner/pi-ai/oauth";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load-config.js";
 import type { Logger } from "../../src/logging/logger.js";
-import { configuredSecrets, createRedactor, redactLogger } from "../../src/logging/redact.js";
+import { createRedactor, redactLogger } from "../../src/logging/redact.js";
 import { AUTH_FILE } from "../../src/model/auth-file.js";
 import { type ResolvedModel, resolveModel } from "../../src/model/resolve-model.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
+import { configuredSecrets } from "../../src/sandbox/host-sandbox.js";
+import { loadConfig } from "../../src/settings.js";
 import { createStore } from "../../src/store/create-store.js";
 import { tempHome } from "../helpers/temp-home.js";
 

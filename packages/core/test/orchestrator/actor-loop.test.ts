@@ -3,8 +3,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { INBOX_FILE } from "../../src/inbox/create-inbox.js";
 import type { Logger } from "../../src/logging/logger.js";
+import type { OrchestratorEvent } from "../../src/orchestrator/types.js";
 import { createStore } from "../../src/store/create-store.js";
-import type { OrchestratorEvent } from "../../src/types.js";
 import { fakeFullDisk } from "../helpers/full-disk.js";
 import { recordingHandle, until, useOrchestratorHarness } from "./harness.js";
 

@@ -16,14 +16,10 @@ import {
   createOrchestrator,
   type OrchestratorOptions,
 } from "../../src/orchestrator/create-orchestrator.js";
+import type { RuntimeOrchestrator } from "../../src/orchestrator/types.js";
 import { createAgentRunner } from "../../src/runner/create-agent-runner.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
-import type {
-  CompactResult,
-  RunnerEvent,
-  RuntimeOrchestrator,
-  ThreadHandle,
-} from "../../src/types.js";
+import type { CompactResult, RunnerEvent, ThreadHandle } from "../../src/types.js";
 
 /**
  * Shared setup of the orchestrator's tests: a faux model, a store in a throwaway home, and

@@ -1,6 +1,7 @@
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
-import type { OrchestratorEvent, ThreadHandle } from "../../src/types.js";
+import type { OrchestratorEvent } from "../../src/orchestrator/types.js";
+import type { ThreadHandle } from "../../src/types.js";
 import { recordingHandle, until, useOrchestratorHarness } from "./harness.js";
 
 describe("Orchestrator.postMessage (the send_message tool's way out)", () => {

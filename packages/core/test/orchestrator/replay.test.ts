@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { INBOX_FILE } from "../../src/inbox/create-inbox.js";
-import type { OrchestratorEvent, RuntimeOrchestrator } from "../../src/types.js";
+import type { OrchestratorEvent, RuntimeOrchestrator } from "../../src/orchestrator/types.js";
 import { recordingHandle, until, useOrchestratorHarness } from "./harness.js";
 
 describe("replay at start", () => {

@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
 import { INBOX_FILE } from "../../src/inbox/create-inbox.js";
-import type { OrchestratorEvent } from "../../src/types.js";
+import type { OrchestratorEvent } from "../../src/orchestrator/types.js";
 import {
   recordingHandle,
   reportOf,

@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
+import { loadConfig } from "../../src/settings.js";
 import { createStore } from "../../src/store/create-store.js";
 import { useFauxHome } from "../helpers/faux-home.js";
 

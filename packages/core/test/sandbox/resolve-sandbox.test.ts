@@ -3,13 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/config/config-error.js";
-import { loadConfig } from "../../src/config/load-config.js";
 import { probeHostContainment } from "../../src/sandbox/host-sandbox.js";
 import {
   bwrapProblem,
   describeSandbox,
   resolveSandbox,
 } from "../../src/sandbox/resolve-sandbox.js";
+import { loadConfig } from "../../src/settings.js";
 import { standIn } from "./docker-stand-in.js";
 
 describe("resolveSandbox", () => {

@@ -9,9 +9,9 @@ import {
   registerFauxProvider,
 } from "@mariozechner/pi-ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
 import type { SandboxConfig } from "../../src/sandbox/types.js";
+import { loadConfig } from "../../src/settings.js";
 import { createStore } from "../../src/store/create-store.js";
 import { tempHome } from "../helpers/temp-home.js";
 import { standIn } from "./docker-stand-in.js";

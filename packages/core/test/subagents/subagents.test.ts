@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load-config.js";
 import { createDeliveredWatch } from "../../src/messaging/delivered-answer.js";
 import { createConcurrencyLimiter } from "../../src/orchestrator/concurrency-limiter.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
+import { loadConfig } from "../../src/settings.js";
 import { createStore } from "../../src/store/create-store.js";
 import {
   canonicalThreadId,

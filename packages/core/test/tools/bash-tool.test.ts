@@ -2,11 +2,11 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "no
 import { join } from "node:path";
 import { validateToolArguments } from "@mariozechner/pi-ai";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { settingsSchema } from "../../src/config/settings-schema.js";
 import { createRedactor } from "../../src/logging/redact.js";
 import type { ExecOptions } from "../../src/sandbox/exec.js";
 import { hostContainment } from "../../src/sandbox/host-sandbox.js";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
+import { settingsSchema } from "../../src/settings.js";
 import { MAX_BASH_TIMEOUT_SECONDS } from "../../src/tools/bash-timeout.js";
 import { createBashTool } from "../../src/tools/bash-tool.js";
 import { excerptLengths } from "../../src/tools/spill-output.js";

@@ -3,10 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createPathPolicy } from "../../src/sandbox/path-policy.js";
 import { createSandbox } from "../../src/sandbox/sandbox.js";
 import { secretDenials } from "../../src/sandbox/thread-view.js";
 import { createEditTool } from "../../src/tools/edit-tool.js";
-import { createPathPolicy } from "../../src/tools/path-policy.js";
 import { createReadTool } from "../../src/tools/read-tool.js";
 import type { ToolContext } from "../../src/tools/tool-context.js";
 import { createWriteTool } from "../../src/tools/write-tool.js";

@@ -2,10 +2,11 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import { join } from "node:path";
 import { type Context, fauxAssistantMessage, fauxToolCall } from "@mariozechner/pi-ai";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
+import type { AgentRunner } from "../../src/runner/types.js";
+import { loadConfig } from "../../src/settings.js";
 import { createStore } from "../../src/store/create-store.js";
-import type { AgentRunner, Role } from "../../src/types.js";
+import type { Role } from "../../src/types.js";
 import { useFauxHome } from "../helpers/faux-home.js";
 
 /** What the model was offered and told in one run of a thread runner (faux provider). */

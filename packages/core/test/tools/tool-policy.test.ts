@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { isConfigError } from "../../src/config/config-error.js";
-import { loadConfig } from "../../src/config/load-config.js";
+import { loadConfig } from "../../src/settings.js";
 import {
   builtinToolNames,
   type ToolPolicySettings,

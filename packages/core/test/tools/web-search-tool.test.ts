@@ -1,8 +1,8 @@
 import { type Context, fauxAssistantMessage } from "@mariozechner/pi-ai";
 import { Type } from "typebox";
 import { describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
+import { loadConfig } from "../../src/settings.js";
 import { createStore } from "../../src/store/create-store.js";
 import type { ServiceTools } from "../../src/tools/create-tools.js";
 import type { Role } from "../../src/types.js";

@@ -2,8 +2,8 @@ import { appendFileSync, readFileSync, statSync, truncateSync, writeFileSync } f
 import { join } from "node:path";
 import { fauxAssistantMessage, type Usage } from "@mariozechner/pi-ai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config/load-config.js";
 import { createThreadRunner } from "../../src/runner/create-thread-runner.js";
+import { loadConfig } from "../../src/settings.js";
 import { createStore } from "../../src/store/create-store.js";
 import {
   createUsageRecorder,

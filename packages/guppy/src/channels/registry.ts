@@ -1,5 +1,5 @@
-import { ConfigError, type ConfigWith } from "@guppy/core";
-import { type SettingDefinitions, withAppSettings } from "@guppy/core/config";
+import { ConfigError, type ConfigWith, withAppSettings } from "@guppy/core";
+import type { SettingDefinitions } from "@guppy/core/config";
 import { toolPolicyChannelProblem } from "@guppy/core/tools";
 import { accessSettings } from "../access/access-settings.js";
 import type { ChannelDescriptor, GatewayChannel } from "./channel.js";

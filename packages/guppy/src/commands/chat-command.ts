@@ -2,7 +2,6 @@ import { mkdirSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
   createLineLogger,
-  createStore,
   redactLogger,
   resolveModel,
   routeConsoleTo,
@@ -131,9 +130,9 @@ async function attach(
 }
 
 /**
- * The thread through an orchestrator in this process (chat-local-thread.ts). Its one redactor,
- * made once the model is resolved (a custom endpoint's key is known only then), is shared by its
- * logger, store and runner, as in `guppy serve`.
+ * The thread through an orchestrator in this process (chat-local-thread.ts, on the composition
+ * root gateway/create-runtime.ts). Its one redactor, made once the model is resolved (a custom
+ * endpoint's key is known only then), is shared by its logger, store and runner, as in `guppy serve`.
  */
 async function runHere(
   config: AppConfig,
@@ -160,12 +159,10 @@ async function runHere(
     );
     // A provider's malformed chunk, printed raw by its SDK: the run's error says what failed.
     routeConsoleTo(logger, "debug");
-    const store = createStore({ home: config.home, logger, redactor });
     const thread = createLocalThread({
       threadId,
       config,
       resolved,
-      store,
       logger,
       redactor,
       ...(workspaceDir ? { workspaceDir } : {}),

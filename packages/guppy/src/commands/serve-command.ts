@@ -1,24 +1,5 @@
-import { join } from "node:path";
-import {
-  createConcurrencyLimiter,
-  createEventBus,
-  createHeartbeat,
-  createLastChannel,
-  createOrchestrator,
-  createStore,
-  parseActiveHours,
-  recordLastChannel,
-  resolveModel,
-  routeConsoleTo,
-} from "@guppy/core";
-import {
-  describeSandbox,
-  killRunningTrees,
-  RUNNING_TOOLS_FILE,
-  resolveSandbox,
-  takeOverRunningTrees,
-} from "@guppy/core/sandbox";
-import { createUsageTotals } from "@guppy/core/usage";
+import { recordLastChannel, resolveModel, routeConsoleTo } from "@guppy/core";
+import { killRunningTrees, resolveSandbox } from "@guppy/core/sandbox";
 import { createAccessAdmin } from "../access/access-admin.js";
 import type { GatewayChannel, GatewayContext } from "../channels/channel.js";
 import { apiTokenToRedact } from "../channels/http/api-token.js";
@@ -32,13 +13,12 @@ import { ExitCode } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
 import { whenOutputFails } from "../cli/output-errors.js";
 import type { CliArgs } from "../cli/parse-cli-args.js";
+import { createRuntime, type Runtime } from "../gateway/create-runtime.js";
 import { createGatewayLogger, describeEventBusReport } from "../gateway/gateway-logger.js";
 import { createGatewayStatus } from "../gateway/gateway-status.js";
 import { createIdleCollector } from "../gateway/idle-collect.js";
-import { heldByChat } from "./chat-session-lock.js";
 import { withLiveKey } from "./live-key.js";
 import { createCliRedactor, loadCliConfig } from "./load-cli-config.js";
-import { createThreadRunners } from "./thread-runners.js";
 
 /**
  * `guppy serve`: the long-running gateway. Starts the orchestrator, every channel the
@@ -77,30 +57,18 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     });
   });
 
-  const store = createStore({ home: config.home, logger, redactor });
-  // One set of run slots for the threads and their subagents (GUPPY_MAX_CONCURRENT).
-  const limiter = createConcurrencyLimiter(config.maxConcurrent);
-  const { subagents, createRunner, mcp } = createThreadRunners({
-    config,
+  // One full GC once the threads have been quiet for 10 s (their runs ended, their agents
+  // unloaded): V8 left a load's garbage and grown heap in place (issue 33, bench/memory).
+  const idle = createIdleCollector(10_000);
+  const runtime = createRuntime(config, {
+    scope: { type: "gateway" },
     resolved,
-    store,
     logger,
     redactor,
-    sandboxConfig,
-    limiter,
-    subagentJournal: join(config.home, SUBAGENTS_JOURNAL),
-    threadHandle: (threadId) => orchestrator.threadHandle(threadId),
-  });
-  // Event files (<home>/events/) fire prompts through the orchestrator; started once it is.
-  const events = createEventBus({
-    home: config.home,
-    orchestrator: {
-      send: (threadId, message) => orchestrator.send(threadId, message),
-      sendToChannel: (...a) => orchestrator.sendToChannel(...a),
-    },
-    timezone: config.timezone,
-    logger,
-    report: (report) => {
+    sandbox: sandboxConfig,
+    events: true,
+    heartbeat: true,
+    onEventsReport: (report) => {
       gw.say(describeEventBusReport(report));
       // Reading 10,000 event files is a load like a run's: its garbage goes once it is quiet.
       if (report.type === "loaded") idle.touch();
@@ -108,47 +76,13 @@ export async function serveCommand(args: CliArgs): Promise<number> {
       else logger.info(`event ${report.type}`, { ...report });
     },
   });
-  const usage = createUsageTotals({ home: config.home, timeZone: config.timezone });
-  const orchestrator = createOrchestrator({
-    limiter,
-    subagents: (threadId) => subagents.list(threadId),
-    store,
-    maxConcurrent: config.maxConcurrent,
-    queueDepth: config.queueDepth,
-    idleTimeoutMs: config.idleTimeoutSeconds * 1000,
-    backfillLimit: config.groupBackfillMessages,
-    modelName: resolved.ref,
-    contextWindow: resolved.model.contextWindow,
-    sandbox: describeSandbox(sandboxConfig),
-    logger,
-    timezone: config.timezone,
-    // /status's totals across /new and today's, from <home>/usage.jsonl.
-    threadUsage: usage.threadUsage,
-    // A `guppy chat` that had its session open before this start runs that thread (409 here).
-    heldElsewhere: (threadId) => heldByChat(store, threadId),
-    threadEvents: (threadId) =>
-      events.eventsOf(threadId).map(({ id, type, schedule, nextRun }) => ({
-        id,
-        type,
-        ...(schedule ? { schedule } : {}),
-        ...(nextRun ? { nextRun } : {}),
-      })),
-    createRunner,
-  });
-  subagents.attach(orchestrator);
+  const { orchestrator, store } = runtime;
   orchestrator.subscribe(gw.event);
-  // One full GC once the threads have been quiet for 10 s (their runs ended, their agents
-  // unloaded): V8 left a load's garbage and grown heap in place (issue 33, bench/memory).
-  const idle = createIdleCollector(10_000);
   orchestrator.subscribe(idle.touch);
-  // The orchestrator holds the inbox lock now: no other gateway of this home runs, so tool
-  // commands the list names were left by one that was killed (kill -9) and are ours to end.
-  takeOverRunningTrees(join(config.home, RUNNING_TOOLS_FILE), logger, "a guppy");
 
-  // The owner's latest chat thread, where heartbeats run: recorded as the channels send.
-  const lastChannel = createLastChannel(config.home, logger);
   const context: GatewayContext<AppConfig> = {
-    orchestrator: recordLastChannel(orchestrator, lastChannel),
+    // The owner's latest chat thread, where heartbeats run: recorded as the channels send.
+    orchestrator: recordLastChannel(orchestrator, runtime.lastChannel),
     config,
     store,
     logger,
@@ -176,8 +110,8 @@ export async function serveCommand(args: CliArgs): Promise<number> {
         name,
         state: channels.some((c) => c.name === name) ? "running" : "off",
       })),
-    events: () => events.list(),
-    usage,
+    events: () => runtime.events?.list() ?? [],
+    usage: runtime.usage,
     recentErrors: gw.recentErrors,
   });
   try {
@@ -190,22 +124,9 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     gw.flush();
     throw error;
   }
-  await orchestrator.start();
-  const heartbeat = createHeartbeat({
-    home: config.home,
-    intervalSeconds: config.heartbeatSeconds,
-    hours: config.heartbeatHours ? parseActiveHours(config.heartbeatHours) : undefined,
-    timeZone: config.timezone,
-    orchestrator,
-    subscribe: orchestrator.subscribe,
-    lastChannel,
-    logger,
-  });
-  heartbeat.start();
-  // Results a killed gateway did not hand over go to their parents now, once.
-  subagents.recover();
-  // The files are read a few hundred per turn of the event loop: the gateway answers meanwhile.
-  void events.start();
+  // The inbox replayed (the channels are registered: its answers go out), then the heartbeat,
+  // the subagents' hand-overs, the event bus and the MCP servers.
+  await runtime.start();
   gw.say(
     `guppy serve ready: model ${resolved.ref}, channels ${channels.map((c) => c.name).join(", ")}, log ${gw.path}`,
   );
@@ -214,28 +135,13 @@ export async function serveCommand(args: CliArgs): Promise<number> {
     channels: channels.map((c) => c.name),
     maxConcurrent: config.maxConcurrent,
   });
-  // The MCP servers connect in the background once the gateway answers (loading the SDK and
-  // starting their processes would delay that); their tools are added to runs as they come.
-  mcp?.start();
 
   // SIGHUP: the terminal it ran in was closed (node's default would end it mid-run).
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     for (const name of STOP_SIGNALS) process.once(name, () => resolve(name));
   });
-  heartbeat.stop();
-  // No event fires into a draining orchestrator (it would refuse it and the slot be lost).
-  events.stop();
-  // Subagents still running once the threads' runs drained stop with the gateway; their results
-  // (or that they were interrupted) are handed over at the next start.
-  return shutdown(signal, config, channels, orchestrator, gw, async () => {
-    subagents.stop();
-    // The MCP servers' processes end with the gateway.
-    await mcp?.close();
-  });
+  return shutdown(signal, config, channels, runtime, gw);
 }
-
-/** `<home>/subagents.jsonl`: subagents whose results their parents have not got yet. */
-const SUBAGENTS_JOURNAL = "subagents.jsonl";
 
 /**
  * The signals that stop the gateway gracefully; a second SIGINT or SIGTERM stops it at once, its
@@ -247,10 +153,10 @@ async function shutdown(
   signal: NodeJS.Signals,
   config: AppConfig,
   channels: GatewayChannel<AppConfig>[],
-  orchestrator: ReturnType<typeof createOrchestrator>,
+  runtime: Runtime<AppConfig>,
   gw: ReturnType<typeof createGatewayLogger>,
-  afterDrain: () => Promise<void>,
 ): Promise<number> {
+  const { orchestrator } = runtime;
   const graceMs = config.shutdownGraceSeconds * 1000;
   const running = orchestrator.counters().runningNow;
   gw.say(
@@ -282,12 +188,12 @@ async function shutdown(
   // A closed terminal may send SIGHUP twice (the kernel, then the shell to its jobs): it never
   // cuts the drain short, and without a listener node would end the process.
   process.on("SIGHUP", () => {});
-  // Stop accepting first (the orchestrator refuses new prompts at once), then drain.
-  const drained = orchestrator.shutdown(graceMs);
+  // Stop accepting first (the heartbeat, the event bus and the orchestrator stop at once), then
+  // drain; the subagents still running and the MCP servers' processes stop with it.
+  const drained = runtime.stop(graceMs);
   // The chat channels stop polling at once but post until the drain ends: its answers go out.
   const stopped = Promise.allSettled(channels.map((c) => c.stop(drained)));
   await drained;
-  await afterDrain();
   // Every run has ended; a tool command aborted at the end of the grace period may still wait
   // for its SIGKILL, whose timer does not keep the process alive.
   killRunningTrees();

@@ -8,7 +8,7 @@ import {
   startChatChannel,
 } from "../../src/channels/bridge/start-chat-channel.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
-import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
+import { startRuntime, type TestRuntime } from "../helpers/test-runtime.js";
 
 /** "long-task" → bash `sleep 20`; a tool result → "Tool said: …"; else "You said: …". */
 function script(request: ChatCompletionRequest): FixtureResponse {

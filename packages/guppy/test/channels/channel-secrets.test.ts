@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { lastMessage, type MockLlm, startMockLlm } from "../helpers/mock-llm.js";
-import { startRuntime } from "./helpers/start-runtime.js";
+import { startRuntime } from "../helpers/test-runtime.js";
 import { until } from "./helpers/until.js";
 
 const TOKENS = {

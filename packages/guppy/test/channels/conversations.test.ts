@@ -11,8 +11,8 @@ import {
   startChatChannel,
 } from "../../src/channels/bridge/start-chat-channel.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
+import { startRuntime, type TestRuntime } from "../helpers/test-runtime.js";
 import { recordingAdapter } from "./helpers/recording-adapter.js";
-import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
 
 /**
  * Conversations as people have them (issue 36, items 1–3) through Chat SDK's mock adapters, the

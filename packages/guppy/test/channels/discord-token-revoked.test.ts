@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDiscordChannel } from "../../src/channels/discord/create-discord-channel.js";
 import { discord } from "../../src/channels/discord/descriptor.js";
 import { type MockLlm, startMockLlm } from "../helpers/mock-llm.js";
-import { startRuntime } from "./helpers/start-runtime.js";
+import { startRuntime } from "../helpers/test-runtime.js";
 
 /** Gateway sessions started; each ends at once, as the adapter's does when the login fails. */
 const sessions = vi.hoisted(() => ({ count: 0 }));

@@ -13,8 +13,8 @@ import {
   startChatChannel,
 } from "../../src/channels/bridge/start-chat-channel.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
+import { startRuntime, type TestRuntime } from "../helpers/test-runtime.js";
 import { recordingAdapter } from "./helpers/recording-adapter.js";
-import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
 import { until } from "./helpers/until.js";
 
 /**

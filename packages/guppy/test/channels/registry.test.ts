@@ -1,5 +1,5 @@
-import { loadConfig } from "@guppy/core";
-import { secretEnvNames, settingsSchema, withAppSettings } from "@guppy/core/config";
+import { loadConfig, settingsSchema, withAppSettings } from "@guppy/core";
+import { secretEnvNames } from "@guppy/core/config";
 import { describe, expect, it, vi } from "vitest";
 import {
   accessChannels,

@@ -1,11 +1,7 @@
-import { join } from "node:path";
 import { createMockAdapter, createTestMessage } from "@chat-adapter/tests";
 import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock";
 import {
-  createConcurrencyLimiter,
-  createOrchestrator,
   createRedactor,
-  createStore,
   loadConfig,
   type RuntimeOrchestrator,
   resolveModel,
@@ -20,12 +16,12 @@ import {
   startChatChannel,
 } from "../../src/channels/bridge/start-chat-channel.js";
 import { guppySettings } from "../../src/channels/registry.js";
-import { createThreadRunners } from "../../src/commands/thread-runners.js";
+import { createRuntime } from "../../src/gateway/create-runtime.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { tempHome } from "../helpers/run-cli.js";
 
-// search_channel in a Slack channel through the Chat SDK bridge, with the thread runners `guppy
-// serve` makes: guppy's log of an earlier thread and the platform's history (the channel's
+// search_channel in a Slack channel through the Chat SDK bridge, with the runtime `guppy serve`
+// makes: guppy's log of an earlier thread and the platform's history (the channel's
 // top-level messages and its threads' replies, from a Chat SDK mock adapter) in one answer.
 
 /** "search-for Q" → a search_channel call; a tool result → "Found: <result>". */
@@ -97,7 +93,18 @@ describe("search_channel through the Chat SDK bridge (mock Slack adapter)", () =
     };
     const config = loadConfig({ env, home: home.home, settings: guppySettings });
     const resolved = await resolveModel(config, { env });
-    const store = createStore({ home: home.home });
+    // guppy serve's runtime (its thread runners: search_channel with the platform's history).
+    const runtime = createRuntime(config, {
+      scope: { type: "gateway" },
+      resolved,
+      logger: silentLogger,
+      redactor: createRedactor([]),
+      sandbox: resolveSandbox(config, { env }).sandbox,
+      events: false,
+      heartbeat: false,
+    });
+    const { store } = runtime;
+    orchestrator = runtime.orchestrator;
     // An earlier thread of the channel that guppy logged (the platform no longer lists it).
     store.appendLog(`${CHANNEL}:t0`, {
       date: "2026-11-20T10:00:00.000Z",
@@ -107,30 +114,7 @@ describe("search_channel through the Chat SDK bridge (mock Slack adapter)", () =
       text: "The budget is 10k for now.",
       isBot: false,
     });
-    const limiter = createConcurrencyLimiter(config.maxConcurrent);
-    const runners = createThreadRunners({
-      config,
-      resolved,
-      store,
-      logger: silentLogger,
-      redactor: createRedactor([]),
-      sandboxConfig: resolveSandbox(config, { env }).sandbox,
-      limiter,
-      subagentJournal: join(home.home, "subagents.jsonl"),
-      threadHandle: (threadId) => orchestrator.threadHandle(threadId),
-    });
-    orchestrator = createOrchestrator({
-      store,
-      limiter,
-      createRunner: runners.createRunner,
-      maxConcurrent: config.maxConcurrent,
-      queueDepth: config.queueDepth,
-      idleTimeoutMs: config.idleTimeoutSeconds * 1000,
-      modelName: resolved.ref,
-      contextWindow: resolved.model.contextWindow,
-    });
-    runners.subagents.attach(orchestrator);
-    await orchestrator.start();
+    await runtime.start();
 
     const prompt = message("ask-1", HERE, "27", "search-for budget", author("UB"));
     const platform: Record<string, Message[]> = {

@@ -20,8 +20,8 @@ import {
 } from "../../src/channels/telegram/create-telegram-channel.js";
 import { telegram } from "../../src/channels/telegram/descriptor.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
+import { startRuntime, type TestRuntime } from "../helpers/test-runtime.js";
 import { type FakeBotApi, startFakeBotApi } from "./helpers/fake-bot-api.js";
-import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
 import { until } from "./helpers/until.js";
 
 const ANN = { id: 1001, name: "ann" };

@@ -10,8 +10,8 @@ import {
 import { telegram } from "../../src/channels/telegram/descriptor.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
+import { startRuntime, type TestRuntime } from "../helpers/test-runtime.js";
 import { type ServeProcess, startServe } from "../serve/serve-harness.js";
-import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
 import {
   type BotMessage,
   REJECT_FORMATTING_MARKER,

@@ -9,8 +9,8 @@ import {
 import { telegram } from "../../src/channels/telegram/descriptor.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
+import { startRuntime, type TestRuntime } from "../helpers/test-runtime.js";
 import { type ServeProcess, startServe } from "../serve/serve-harness.js";
-import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
 import { startTelegramEmulator, type TelegramEmulator } from "./helpers/telegram-emulator.js";
 import { until } from "./helpers/until.js";
 

@@ -10,7 +10,7 @@ import {
 import { telegram } from "../../src/channels/telegram/descriptor.js";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { tempHome } from "../helpers/run-cli.js";
-import { startRuntime, type TestRuntime } from "./helpers/start-runtime.js";
+import { startRuntime, type TestRuntime } from "../helpers/test-runtime.js";
 import { startTelegramEmulator, type TelegramEmulator } from "./helpers/telegram-emulator.js";
 import { until } from "./helpers/until.js";
 
@@ -127,7 +127,8 @@ describe("Telegram senders' roles (telegram-test-api + aimock)", () => {
     const guest = offeredTools(llm, guestFile);
     expect(owner).toContain("bash");
     expect(owner).toContain("write");
-    expect(guest).toEqual(["read"]);
+    // A guest's tools under guppy serve's runtime: reading, and searching its own thread's logs.
+    expect(guest).toEqual(["read", "search_channel"]);
     expect(existsSync(ownerFile)).toBe(true);
     expect(existsSync(guestFile)).toBe(false);
   });

@@ -1,14 +1,8 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import {
-  createOrchestrator,
-  createStore,
-  createThreadRunner,
-  loadConfig,
-  type OrchestratorEvent,
-  resolveModel,
-} from "@guppy/core";
+import { loadConfig, type OrchestratorEvent, resolveModel } from "@guppy/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRuntime } from "../../src/gateway/create-runtime.js";
 import { type MockLlm, requestText, startEchoLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
 
@@ -37,18 +31,17 @@ describe("guppy chat keeps the thread's log cursor and status.json", () => {
     const dir = join(home.home, "cli", "local", "default");
     expect(existsSync(join(dir, "status.json"))).toBe(true);
 
-    // The gateway's path: an orchestrator on the same home runs the thread.
+    // The gateway's path: guppy serve's runtime on the same home runs the thread.
     const config = loadConfig({ env });
-    const resolved = await resolveModel(config);
-    const store = createStore({ home: home.home });
-    const orchestrator = createOrchestrator({
-      store,
-      createRunner: (threadId) => createThreadRunner({ threadId, config, resolved, store }),
-      maxConcurrent: 1,
-      queueDepth: 5,
-      idleTimeoutMs: 60_000,
+    const runtime = createRuntime(config, {
+      scope: { type: "gateway" },
+      resolved: await resolveModel(config),
+      sandbox: { type: "host" },
+      events: false,
+      heartbeat: false,
     });
-    await orchestrator.start();
+    const { orchestrator } = runtime;
+    await runtime.start();
     const events: OrchestratorEvent[] = [];
     orchestrator.subscribe((e) => events.push(e));
     const ended = new Promise<void>((resolve) =>
@@ -58,7 +51,7 @@ describe("guppy chat keeps the thread's log cursor and status.json", () => {
     );
     orchestrator.send("cli:local:default", { type: "prompt", text: "from the api" });
     await ended;
-    await orchestrator.shutdown(1000);
+    await runtime.stop(1000);
 
     const sent = requestText(llm.requests().at(-1)!);
     expect(sent).toContain("from the api");

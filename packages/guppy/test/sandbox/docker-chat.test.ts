@@ -153,7 +153,7 @@ describe("guppy chat -m in a docker container (stand-in docker)", () => {
       .slice(run + 1)
       .find((args) => args[0] === "exec" && args.includes("box") && args.join(" ").includes(tag));
     expect(kill, JSON.stringify(all)).toBeDefined();
-  }, 30_000);
+  }, 60_000);
 
   it("says in /status that the tools run in the container", async () => {
     const r = await chat(["--session", "status"], "box", "/status\n/exit\n");

@@ -1,10 +1,10 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createPathPolicy } from "../../src/tools/path-policy.js";
+import { createPathPolicy } from "../../src/sandbox/path-policy.js";
 import { createReadTool } from "../../src/tools/read-tool.js";
 import { createWriteTool } from "../../src/tools/write-tool.js";
-import { resultText, toolFixture } from "./tool-fixture.js";
+import { resultText, toolFixture } from "../tools/tool-fixture.js";
 
 describe("path policy", () => {
   let fx = toolFixture();

@@ -2,9 +2,10 @@ import { join } from "node:path";
 import type { AgentTool } from "@mariozechner/pi-agent-core";
 import { StringEnum } from "@mariozechner/pi-ai";
 import { type Static, Type } from "typebox";
-import { EVENTS_DIR } from "../events/create-event-bus.js";
-import { describeTarget, type EventSpec, validateEvent } from "../events/event-file.js";
-import { eventZone, localTime, nextRun } from "../events/event-schedule.js";
+import { textResult } from "../tools/tool-context.js";
+import { EVENTS_DIR } from "./create-event-bus.js";
+import { describeTarget, type EventSpec, validateEvent } from "./event-file.js";
+import { eventZone, localTime, nextRun } from "./event-schedule.js";
 import {
   eventExists,
   eventsForThread,
@@ -12,8 +13,7 @@ import {
   readEventFiles,
   removeEventFile,
   writeEventFile,
-} from "../events/event-store.js";
-import { textResult } from "./tool-context.js";
+} from "./event-store.js";
 
 // Every request carries this schema: kept short (string enums, not unions of literals, which
 // spell out an object per value).

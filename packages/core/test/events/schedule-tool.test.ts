@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { createScheduleTool } from "../../src/tools/schedule-tool.js";
+import { createScheduleTool } from "../../src/events/schedule-tool.js";
 import { tempHome } from "../helpers/temp-home.js";
 
 const homes: Array<ReturnType<typeof tempHome>> = [];

@@ -25,7 +25,7 @@ export interface ThreadRunnersOptions {
   resolved: ResolvedModel;
   store: Store;
   logger: Logger;
-  redactor: Redactor;
+  redactor?: Redactor;
   sandboxConfig: SandboxConfig;
   /** The run slots the orchestrator uses: a spawned child takes one of them. */
   limiter: ConcurrencyLimiter;
