@@ -11,7 +11,6 @@ import {
   realpathSync,
   renameSync,
   rmSync,
-  type Stats,
 } from "node:fs";
 import { isAbsolute, relative, sep } from "node:path";
 import { writeFully } from "./write.js";
@@ -157,22 +156,6 @@ export function readAll(fd: number, sizeHint: number): Buffer {
     total += n;
   }
   return Buffer.concat(chunks, total);
-}
-
-/** The stat of a regular file at `path` under `root` (see `openNoFollow`); undefined when none. */
-export function statNoFollow(root: string, path: string): Stats | undefined {
-  let fd: number;
-  try {
-    fd = openNoFollow(root, path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw error;
-  }
-  try {
-    return fstatSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**
