@@ -1,9 +1,14 @@
+import type { EventType } from "../../../../core/src/events/event-kinds.js";
 import { del, get, patch, post, seg } from "./client.js";
 
 // The scheduled-event routes (docs/channels.md "HTTP API"): GET/POST /v1/events and
 // PATCH/DELETE /v1/events/{id} — the files of `<home>/events/`, as `guppy events` reads them.
 
-export type EventType = "immediate" | "one-shot" | "periodic";
+// The kinds are core's table (a file that imports nothing, so it bundles into the UI).
+export type {
+  EventType,
+  ScheduledEventType,
+} from "../../../../core/src/events/event-kinds.js";
 
 /** Where an event's text goes: an existing thread, or a new thread opened in a channel. */
 export type EventTargetJson = { thread: string } | { adapter: string; channel: string };

@@ -1,4 +1,5 @@
 import { get, post, prefetch, query, seg } from "./client.js";
+import type { EventType } from "./events.js";
 
 // The thread routes (docs/channels.md "HTTP API"): list, status, messages, send, steer, abort,
 // /new, /compact.
@@ -24,7 +25,7 @@ export interface ThreadJson {
   }>;
   events?: Array<{
     id: string;
-    type: "immediate" | "one-shot" | "periodic";
+    type: EventType;
     schedule: string | null;
     next_run: string | null;
   }>;
