@@ -20,6 +20,14 @@ export interface EventJson {
   next_run: string | null;
 }
 
+/** A thread's event as GET /v1/threads lists it (and GET /v1/threads/{id}/status). */
+export interface ThreadEventJson {
+  id: string;
+  type: EventType;
+  schedule: string | null;
+  next_run: string | null;
+}
+
 /** GET /v1/events. */
 export interface EventListJson {
   events: EventJson[];

@@ -1,5 +1,5 @@
+import type { ThreadEventJson } from "../../../src/channels/http/api-types.js";
 import { get, post, prefetch, query, seg } from "./client.js";
-import type { EventType } from "./events.js";
 
 // The thread routes (docs/channels.md "HTTP API"): list, status, messages, send, steer, abort,
 // /new, /compact.
@@ -23,12 +23,7 @@ export interface ThreadJson {
     label?: string;
     state: "running" | "done" | "failed" | "aborted";
   }>;
-  events?: Array<{
-    id: string;
-    type: EventType;
-    schedule: string | null;
-    next_run: string | null;
-  }>;
+  events?: ThreadEventJson[];
 }
 
 /** GET /v1/threads/{id}/status: the thread as listed, and more (only what the page shows here). */
