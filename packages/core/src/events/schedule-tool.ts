@@ -5,7 +5,7 @@ import { type Static, Type } from "typebox";
 import { textResult } from "../tools/tool-context.js";
 import { EVENTS_DIR } from "./create-event-bus.js";
 import { describeTarget, type EventSpec, validateEvent } from "./event-file.js";
-import { EVENT_KINDS } from "./event-kinds.js";
+import { EVENT_KINDS, scheduleForm } from "./event-kinds.js";
 import { eventZone, localTime, nextRun } from "./event-schedule.js";
 import {
   eventExists,
@@ -134,7 +134,7 @@ export function createScheduleTool(options: ScheduleToolOptions): AgentTool<type
       if (!parsed.ok) throw new Error(parsed.problem);
       const event = parsed.event;
       const at = nextRun(event, now(), options.timezone);
-      if (event.type === "one-shot" && at !== undefined && at <= now()) {
+      if (scheduleForm(event.type) === "time" && at !== undefined && at <= now()) {
         const zone = eventZone(event, options.timezone);
         throw new Error(
           `"schedule" ${event.schedule} is in the past (now: ${localTime(now(), zone)})`,
