@@ -66,8 +66,10 @@ export default defineConfig({
     })),
   },
   test: {
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    // Generous: with three files at a time on two cores a test that spawns guppy can take several
+    // times what it takes alone. A test that hangs still fails, a minute later.
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
     pool: "forks",
     // Most integration tests wait on child processes and sockets, not the CPU: three files at a
     // time keep two cores busy. GUPPY_TEST_WORKERS overrides it (1: one file at a time).

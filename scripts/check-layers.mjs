@@ -8,7 +8,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 /** Lowest first; a root file (`types.ts`) is placed like a folder. */
 export const layers = [
   { name: "base", units: ["types.ts", "config", "fs", "logging", "time"] },
-  { name: "state", units: ["store"] },
+  { name: "state", units: ["store", "state"] },
   { name: "services", units: ["model", "sandbox", "web", "memory", "skills", "search", "usage"] },
   { name: "agent", units: ["tools", "mcp", "context", "prompt", "runner", "messaging"] },
   {

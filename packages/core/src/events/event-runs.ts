@@ -3,27 +3,12 @@ import { dirname } from "node:path";
 import { readJsonl } from "../fs/jsonl.js";
 import { appendFully, writeFileAtomic } from "../fs/write.js";
 import type { Logger } from "../logging/logger.js";
+import type { RunRecord } from "../state/types.js";
 
 /** `<home>/events/.runs.jsonl`: what happened to each event's time slots. */
 export const RUNS_FILE = ".runs.jsonl";
 
-/**
- * One line of the runs journal. `firing`: the slot's prompt is being sent (written, fsync'd,
- * before the send: a restart or a kill -9 after it never sends the slot again); `missed`: a
- * periodic slot that passed while guppy was down (`count` slots up to `slot`), never replayed;
- * `skipped`: the orchestrator did not take the prompt (`reason`: busy, shutting down…).
- * `slot`: the slot's time, epoch ms (an immediate event's: its file's mtime).
- */
-export interface RunRecord {
-  id: string;
-  slot: number;
-  status: "firing" | "missed" | "skipped";
-  /** When it was written, epoch ms. */
-  at: number;
-  late?: true;
-  count?: number;
-  reason?: string;
-}
+export type { RunRecord } from "../state/types.js";
 
 function isRecord(value: unknown): value is RunRecord {
   const r = value as RunRecord;

@@ -1,3 +1,5 @@
+import { createFileThreadLog } from "../state/file-thread-log.js";
+import type { ThreadLogReader } from "../state/types.js";
 import { canonicalThreadId } from "../store/thread-layout.js";
 import { newestFirst, searchLogs, threadLogs } from "./search-logs.js";
 import { matchQuery, type SearchQuery } from "./search-query.js";
@@ -7,8 +9,10 @@ import type { PlatformHistory, PlatformMessage, SearchHit, SearchScope } from ".
 // matches, merged newest first, a message found in both shown once (its log line).
 
 export interface SearchHistoryOptions {
-  /** GUPPY_HOME. */
+  /** GUPPY_HOME: its threads' logs are read with the file backend unless `threadLog` is given. */
   home: string;
+  /** The threads' logs (the state seam); default: the file backend's reader of `home`. */
+  threadLog?: ThreadLogReader;
   /** The thread searched, or whose channel is searched. */
   threadId: string;
   scope: SearchScope;
@@ -24,7 +28,7 @@ export interface SearchHistoryOptions {
 export interface SearchHistoryResult {
   /** The newest `limit` matches, newest first. */
   hits: SearchHit[];
-  /** How many log files were searched. */
+  /** How many threads' logs were searched. */
   threads: number;
   /** Why the platform's history is missing from the hits or was cut short, when it is. */
   platformNote?: string;
@@ -40,8 +44,9 @@ export const PLATFORM_SCAN_LIMIT = 1000;
  */
 export async function searchHistory(options: SearchHistoryOptions): Promise<SearchHistoryResult> {
   const { query, limit, signal } = options;
-  const logs = await threadLogs(options.home, options.threadId, options.scope);
-  const found = await searchLogs(logs, query, limit, { current: options.threadId, signal });
+  const log = options.threadLog ?? createFileThreadLog(options.home);
+  const logs = await threadLogs(log, options.threadId, options.scope);
+  const found = await searchLogs(log, logs, query, limit, { current: options.threadId, signal });
   const logHits = found.hits;
   if (!options.platformHistory) return { hits: logHits, threads: logs.length };
   const logged = new Set(logs.map((log) => log.threadId));

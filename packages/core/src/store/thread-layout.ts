@@ -289,9 +289,3 @@ export function threadIdOfDir(
     return undefined;
   }
 }
-
-/**
- * A log's lines read from its end, a chunk at a time: a page of a long log (GET
- * /v1/threads/{id}/messages with `limit`) costs its lines, not the file's.
- */
-export { readLinesBackward } from "../fs/read-lines-backward.js";

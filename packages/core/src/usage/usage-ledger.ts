@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Api, Model, Usage } from "@mariozechner/pi-ai";
 import { appendLines } from "../fs/durable-append.js";
 import type { Logger } from "../logging/logger.js";
+import type { UsageRecord } from "../state/types.js";
 
 // The usage ledger: one JSON line per model request (runs, compaction summaries, heartbeats,
 // subagents), appended by whichever process made the request and never rewritten, so `/new`,
@@ -12,23 +13,7 @@ import type { Logger } from "../logging/logger.js";
 /** `<home>/usage.jsonl`. */
 export const USAGE_FILE = "usage.jsonl";
 
-/** One request as the ledger keeps it. */
-export interface UsageRecord {
-  /** ISO time the answer's usage arrived. */
-  time: string;
-  /** The thread the request was made for (a subagent's: `…~sub-<n>`). */
-  thread: string;
-  /** `provider/model-id`. */
-  model: string;
-  input: number;
-  cacheRead: number;
-  cacheWrite: number;
-  output: number;
-  /** Dollars, from the model's prices (`modelCost` for a custom endpoint); 0 on a subscription. */
-  cost: number;
-  /** Made through a subscription's sign-in (OAuth): no spend per token. */
-  subscription?: true;
-}
+export type { UsageRecord } from "../state/types.js";
 
 export interface UsageRecorderOptions {
   home: string;

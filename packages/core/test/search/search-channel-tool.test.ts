@@ -1,7 +1,6 @@
 import { appendFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { readLinesBackward } from "../../src/fs/read-lines-backward.js";
 import { createStore, type Store } from "../../src/store/create-store.js";
 import { LOG_FILE, type LogEntry } from "../../src/store/thread-layout.js";
 import { createSearchChannelTool } from "../../src/tools/search-channel-tool.js";
@@ -222,24 +221,6 @@ describe("search_channel over a channel's logs", () => {
       "1. Sun 2026-11-01 01:05 · alice · slack:C1:100.1 (this conversation)",
     ]);
     expect(r.text).toContain("the needle — ünïcödé");
-  });
-});
-
-describe("readLinesBackward", () => {
-  it("gives a file's lines last first, whatever the chunk size cuts through", async () => {
-    const h = tempHome();
-    homes.push(h);
-    const lines = ["a", "ünï", "", "cödé line three", "x".repeat(50), "last"];
-    const path = h.write("f.jsonl", `${lines.join("\n")}\n`);
-    const expected = lines.filter((l) => l !== "").reverse();
-    for (const chunk of [1, 2, 3, 7, 64]) {
-      const got: string[] = [];
-      for await (const line of readLinesBackward(path, chunk)) got.push(line);
-      expect(got).toEqual(expected);
-    }
-    const missing: string[] = [];
-    for await (const line of readLinesBackward(join(h.home, "nope"))) missing.push(line);
-    expect(missing).toEqual([]);
   });
 });
 

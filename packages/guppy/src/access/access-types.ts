@@ -1,4 +1,14 @@
 import type { Role } from "@guppy/core";
+import type { AdmittedVia } from "@guppy/core/state";
+
+// The records access keeps are state (core's state/types.ts); the decisions' vocabulary is here.
+export type {
+  AdmittedVia,
+  ApprovedUser,
+  Invite,
+  PendingPairing,
+  Welcome,
+} from "@guppy/core/state";
 
 /** Who may talk to guppy on a chat channel (docs/channels.md, Access control). */
 export const accessPolicies = ["pairing", "allowlist", "open", "disabled"] as const;
@@ -34,48 +44,12 @@ export type RefusalReason =
   | "invalid-invite"
   | "group-not-addressed";
 
-/**
- * A user the owner admitted (pairing approval or invite), or the recorded role of a user in
- * GUPPY_ALLOWED_USERS (`via: "allowlist"`: such an entry admits no one by itself — taking the id
- * out of the allowlist still shuts the user out; it only says which role the allowlist gives).
- */
-export interface ApprovedUser {
-  id: string;
-  name?: string;
-  approvedAt: string;
-  via: AdmittedVia;
-  /** Absent: admitted before roles existed, an owner (see `announceOwners`). */
-  role?: Role;
-}
-
-export type AdmittedVia = "pairing" | "invite" | "allowlist";
-
 /** An admitted user as `guppy pairing list` shows it: its role and how it got in. */
 export interface AdmittedUser {
   id: string;
   name?: string;
   role: Role;
   via: AdmittedVia;
-}
-
-/** A pairing request waiting for `guppy pairing approve <channel> <code>`. */
-export interface PendingPairing {
-  code: string;
-  userId: string;
-  userName?: string;
-  createdAt: string;
-}
-
-/**
- * A pairing approval its user has not been told of yet (`<channel>/welcome/<user>.json`): written
- * by `guppy pairing approve`, posted to the user by the running gateway (at once, or at its next
- * start) and then removed.
- */
-export interface Welcome {
-  userId: string;
-  userName?: string;
-  role: Role;
-  approvedAt: string;
 }
 
 /** What `revoke` did: `allowlisted` when GUPPY_ALLOWED_USERS admits the user (nothing changed). */
@@ -89,14 +63,6 @@ export type SetRoleResult =
   | { kind: "changed"; user: AdmittedUser; from: Role }
   | { kind: "unchanged"; user: AdmittedUser }
   | { kind: "unknown" };
-
-/** A one-time invite code made by `guppy invite create <channel>`. */
-export interface Invite {
-  code: string;
-  createdAt: string;
-  /** The role it admits as; absent (made before roles existed): guest, like a new invite. */
-  role?: Role;
-}
 
 /** Per-channel access settings, resolved from the global policy and the channel's override. */
 export interface ChannelAccessSettings {

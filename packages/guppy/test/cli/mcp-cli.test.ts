@@ -93,7 +93,10 @@ describe("MCP servers through the CLI", () => {
     expect(r.stdout).toBe("plain\n");
     expect(r.stderr).toContain('MCP server "broken" failed to start');
     expect(r.stderr).toContain("ENOENT");
-    expect(r.stderr.trim().split("\n")).toHaveLength(1);
+    // Nothing but that report (on a loaded machine its retry a second later may be logged too).
+    for (const line of r.stderr.trim().split("\n")) {
+      expect(line).toMatch(/^guppy: warning: MCP server "broken" failed to start/);
+    }
     const offered = (llm.requests()[before]?.tools ?? []).map((tool) => tool.function.name);
     expect(offered.some((name) => name.startsWith("broken__"))).toBe(false);
   }, 90_000);

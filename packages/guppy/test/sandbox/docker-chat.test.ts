@@ -77,7 +77,7 @@ describe("guppy chat -m in a docker container (stand-in docker)", () => {
         PATH: `${bin}:${process.env.PATH ?? ""}`,
       }),
       ...(input !== undefined ? { input } : {}),
-      timeoutMs: 30_000,
+      timeoutMs: 50_000,
     });
 
   beforeAll(async () => {

@@ -89,7 +89,7 @@ export function startServe(
       settled = true;
       child.kill("SIGKILL");
       reject(new Error(`guppy serve did not start\nstdout: ${stdout}\nstderr: ${stderr}`));
-    }, 15_000);
+    }, 45_000);
     child.stderr?.on("data", (d) => {
       stderr += d;
     });

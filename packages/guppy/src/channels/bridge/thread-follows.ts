@@ -2,19 +2,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Logger } from "@guppy/core";
 import { writeFileAtomic } from "@guppy/core/fs";
+import type { FollowedThread } from "@guppy/core/state";
 import type { StateAdapter } from "chat";
 
 /** `<GUPPY_HOME>/subscriptions.json`: the chat threads guppy follows (docs/channels.md). */
 export const SUBSCRIPTIONS_FILE = "subscriptions.json";
 
-/** One followed thread as subscriptions.json holds it. */
-export interface FollowedThread {
-  threadId: string;
-  /** ISO 8601: when it was followed (the mention). */
-  since: string;
-  /** ISO 8601: the last message seen in it; the quiet period runs from here. */
-  lastActivity: string;
-}
+export type { FollowedThread } from "@guppy/core/state";
 
 /**
  * The chat threads guppy follows (seed 002: subscribe on first mention). Chat SDK keeps its

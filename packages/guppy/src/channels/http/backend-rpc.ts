@@ -1,5 +1,6 @@
 import type { MessagePort } from "node:worker_threads";
 import type { OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
+import { createFileThreadLog } from "@guppy/core/state";
 import type {
   BackendCalls,
   HttpBackend,
@@ -8,7 +9,6 @@ import type {
   ReplyEvents,
 } from "./http-backend.js";
 import { listThreadDirs } from "./list-thread-dirs.js";
-import { readLogFile } from "./read-log-file.js";
 
 /**
  * The HTTP backend across a MessagePort: the worker (http-worker.ts) calls `createRemoteBackend`,
@@ -211,7 +211,8 @@ function relayReply(call: number, events: ReplyEvents, post: (reply: BackendRepl
 
 /**
  * The backend for the worker: a call of BackendCalls is a message to `serveBackend` on the main
- * thread, by name; the worker itself reads thread logs and lists the thread directories.
+ * thread, by name; the worker itself reads thread logs (through the state seam) and lists the
+ * thread directories.
  */
 export function createRemoteBackend(
   port: Port,
@@ -321,7 +322,7 @@ export function createRemoteBackend(
     },
     // Listed and read here, in the worker: the walk and a long log cost the agents' thread nothing.
     threadIdsOnDisk: () => listThreadDirs(options.home),
-    readLog: async (threadId) => readLogFile(await call("logFile", threadId)),
+    log: createFileThreadLog(options.home),
     subscribe: options.events
       ? (threadId, listener) => {
           const call = next++;

@@ -1,12 +1,10 @@
-import { readFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
-import { CONTEXT_FILE } from "@guppy/core/thread-layout";
+import type { ContextRecord } from "@guppy/core/state";
 import type { Context } from "hono";
 import type { HttpBackend } from "./http-backend.js";
 
-// GET /v1/threads/{id}/tools: the tool calls still in a thread's context (context.jsonl, beside
-// its log.jsonl), read in the HTTP worker. The log has no tool calls; older ones than the
-// context holds live on only in its compaction summary.
+// GET /v1/threads/{id}/tools: the tool calls still in a thread's context, read in the HTTP worker
+// through the state seam. The log has no tool calls; older ones than the context holds live on
+// only in its compaction summary.
 
 /** Characters of a tool's result (and of each string in its arguments) the route gives. */
 export const TOOL_TEXT_LIMIT = 2000;
@@ -68,22 +66,18 @@ function cutArgs(value: unknown): unknown {
   return value;
 }
 
-/** The tool calls of context.jsonl's `text`, oldest first, each with its result when stored. */
-export function contextTools(threadId: string, text: string): ContextToolsJson {
+/** The tool calls of a context's messages, oldest first, each with its result when stored. */
+export function contextTools(
+  threadId: string,
+  records: readonly ContextRecord[],
+): ContextToolsJson {
   const tools: ContextToolJson[] = [];
   const byId = new Map<string, ContextToolJson>();
   let prompt: string | null = null;
   let compacted = false;
   let first = true;
-  for (const line of text.split("\n")) {
-    if (!line.trim()) continue;
-    let message: ContextLine;
-    try {
-      message = JSON.parse(line) as ContextLine;
-    } catch {
-      continue; // A line cut short by a crash mid-write.
-    }
-    if (!message || typeof message !== "object") continue;
+  for (const record of records) {
+    const message = record as ContextLine;
     if (first) compacted = message.role === "compaction";
     first = false;
     if (message.role === "user") prompt = cut(textOf(message.content), PROMPT_LIMIT);
@@ -123,12 +117,5 @@ export async function contextToolsRoute(
   backend: HttpBackend,
   id: string,
 ): Promise<Response> {
-  const path = join(dirname(await backend.logFile(id)), CONTEXT_FILE);
-  let text = "";
-  try {
-    text = await readFile(path, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
-  return c.json(contextTools(id, text));
+  return c.json(contextTools(id, await backend.log.readContext(id)));
 }

@@ -1,5 +1,3 @@
-import { join } from "node:path";
-import { LOG_FILE, threadDirOf } from "@guppy/core/thread-layout";
 import { type Context, Hono } from "hono";
 import { addAccessRoutes } from "./access-routes.js";
 import type { ThreadEventJson } from "./api-types.js";
@@ -34,22 +32,13 @@ export interface HttpAppOptions {
   log?: (message: string) => void;
   /** The control UI served at / (control-ui.ts); without it / says the UI is not built. */
   ui?: ControlUi;
-  /**
-   * GUPPY_HOME, where the worker finds thread logs itself (threads' titles); without it each
-   * thread's log path is asked of the backend once.
-   */
-  home?: string;
 }
 
 /** The HTTP API's routes (see docs/channels.md "HTTP API"). */
 export function createHttpApp(options: HttpAppOptions): Hono {
-  const { backend, home } = options;
+  const { backend } = options;
   const app = new Hono();
-  const titles = createThreadTitles(
-    home !== undefined
-      ? (id) => join(threadDirOf(home, id), LOG_FILE)
-      : (id) => backend.logFile(id),
-  );
+  const titles = createThreadTitles(backend.log);
 
   app.onError((error, c) => honoJsonAnswer(c, internalErrorAnswer(error)));
   app.notFound((c) => jsonError(c, 404, `No route ${c.req.method} ${c.req.path}.`, "not_found"));

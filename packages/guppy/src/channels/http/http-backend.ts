@@ -11,7 +11,8 @@ import {
   type ThreadHandle,
   ThreadHeldError,
 } from "@guppy/core";
-import { canonicalThreadId, type LogEntry } from "@guppy/core/thread-layout";
+import { createFileThreadLog, type ThreadLogReader } from "@guppy/core/state";
+import { canonicalThreadId } from "@guppy/core/thread-layout";
 import type { UsageGrouping, UsageReport } from "@guppy/core/usage";
 import type { AccessAnswer, AccessRequest } from "../../access/access-types.js";
 import type { GatewayStatus } from "../../gateway/gateway-status.js";
@@ -101,8 +102,6 @@ export interface BackendCalls {
   threadsInMemory(after?: string): Promise<InMemoryThreads>;
   /** `orchestrator.status` of each thread (an unloaded one: its status.json, read once). */
   statuses(threadIds: string[]): Promise<ThreadSummary[]>;
-  /** Where the thread's log.jsonl is: the worker reads it itself. */
-  logFile(threadId: string): Promise<string>;
   /** `orchestrator.reset` or `.compact`: resolves once done (after the running turn). */
   command(request: ThreadCommand): Promise<ThreadCommandResult>;
   /** The gateway's status (GET /v1/status); undefined where the gateway gave none. */
@@ -134,14 +133,15 @@ export interface HttpBackend extends BackendCalls {
   send(threadId: string, message: HttpMessage): Promise<SendResult>;
   /** The ids of the threads with a directory under GUPPY_HOME (the worker lists them itself). */
   threadIdsOnDisk(): Promise<string[]>;
-  readLog(threadId: string): Promise<LogEntry[]>;
+  /** Threads' logs and contexts, read through the state seam where the routes run. */
+  readonly log: ThreadLogReader;
   /** One thread's orchestrator events (the SSE stream); returns the unsubscribe. */
   subscribe?(threadId: string, listener: (event: OrchestratorEvent) => void): () => void;
 }
 
 export interface LocalBackendOptions {
   orchestrator: Pick<Orchestrator, "send" | "status" | "threads" | "reset" | "compact">;
-  store: Pick<Store, "readLog" | "threadDir" | "logFile" | "listThreads" | "appendLog">;
+  store: Pick<Store, "home" | "threadDir" | "listThreads" | "appendLog">;
   subscribe?: (listener: OrchestratorListener) => () => void;
   gatewayStatus?: () => GatewayStatus;
   /** Reads the usage ledger (readUsageReport of the gateway's home and time zone). */
@@ -198,8 +198,7 @@ export function createLocalBackend(options: LocalBackendOptions): HttpBackend {
     }),
     threadIdsOnDisk: async () => store.listThreads(),
     statuses: async (threadIds) => threadIds.map((id) => orchestrator.status(id)),
-    readLog: async (threadId) => store.readLog(threadId),
-    logFile: async (threadId) => store.logFile(threadId),
+    log: createFileThreadLog(store.home),
     command: async ({ threadId, command, messageId }) => {
       try {
         return command === "new"

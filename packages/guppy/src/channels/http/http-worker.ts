@@ -58,7 +58,6 @@ const app = createHttpApp({
   tokenHint: data.tokenHint,
   modelName: data.modelName,
   ui: loadControlUi(),
-  home: data.home,
   log: (message) => report({ type: "log", message }),
   onStream: (close) => {
     streams.add(close);

@@ -1,8 +1,12 @@
-import type { LogEntry } from "@guppy/core/thread-layout";
+import type { LogEntry } from "@guppy/core/state";
 import type { Context } from "hono";
 import type { HttpBackend } from "./http-backend.js";
 import { jsonError } from "./json-error.js";
-import { DEFAULT_PAGE_LIMIT, MAX_PAGE_LIMIT, readLogPage } from "./read-log-page.js";
+
+/** How many messages a page has when `before` comes without `limit`. */
+export const DEFAULT_PAGE_LIMIT = 100;
+/** The most messages one page gives. */
+export const MAX_PAGE_LIMIT = 1000;
 
 /** A log entry as GET /v1/threads/{id}/messages shows it. */
 function messageJson(e: LogEntry) {
@@ -28,7 +32,7 @@ export async function threadMessagesRoute(
   const limitText = c.req.query("limit");
   const before = c.req.query("before");
   if (limitText === undefined && before === undefined) {
-    return c.json({ thread_id: id, messages: (await backend.readLog(id)).map(messageJson) });
+    return c.json({ thread_id: id, messages: (await backend.log.readAll(id)).map(messageJson) });
   }
   let limit = DEFAULT_PAGE_LIMIT;
   if (limitText !== undefined) {
@@ -45,9 +49,10 @@ export async function threadMessagesRoute(
   if (before === "") {
     return jsonError(c, 400, "`before` must be a message id, not empty.", "invalid_request_error");
   }
-  const page = await readLogPage(await backend.logFile(id), {
+  // Read from the log's end: the newest pages of a log of years cost what they hold.
+  const page = await backend.log.readBackward(id, {
     limit,
-    ...(before !== undefined ? { before } : {}),
+    ...(before !== undefined ? { before: { messageId: before } } : {}),
   });
   if (page.status === "unknown_before") {
     return jsonError(
@@ -60,6 +65,7 @@ export async function threadMessagesRoute(
   return c.json({
     thread_id: id,
     messages: page.entries.map(messageJson),
-    next_before: page.nextBefore,
+    // The id to pass as `before` for the older page; null when this page starts the log.
+    next_before: page.older === null ? null : (page.entries[0]?.messageId ?? null),
   });
 }

@@ -1,41 +1,49 @@
-import { open } from "node:fs/promises";
-import { isLogEntry } from "@guppy/core/thread-layout";
+import type { LogCursor, ThreadLogReader } from "@guppy/core/state";
 
-/** How much of a log's start is read for its title: a first user message is near the top. */
-export const TITLE_SCAN_BYTES = 64 * 1024;
+/** How many entries of a log's start are read for its title: a first user message is near the top. */
+export const TITLE_SCAN_ENTRIES = 64;
 /** A title's most words and characters (the thread list shows one line of it). */
 export const TITLE_WORDS = 10;
 export const TITLE_CHARS = 80;
-/** How many logs are opened at once while titles are worked out (a first listing of thousands). */
+/** How many logs are read at once while titles are worked out (a first listing of thousands). */
 const OPEN_AT_ONCE = 16;
 
 /**
  * GET /v1/threads's `title` of each thread: the first words of the first user message of its
- * log.jsonl, read in the HTTP worker from the log's start and kept per thread — a log only grows
+ * log, read in the HTTP worker from the log's start and kept per thread — a log only grows
  * (`/new` moves the context aside, not the log), so a title once found never changes. A log with
- * no user message yet is read again only once it has grown, and never past its first
- * TITLE_SCAN_BYTES: the thread list polled every two seconds costs a map lookup per thread.
+ * no user message yet is read on from where the last look stopped, and never past its first
+ * TITLE_SCAN_ENTRIES entries: the thread list polled every two seconds costs a map lookup, or a
+ * look at the log's end, per thread.
  */
-export function createThreadTitles(logFileOf: (threadId: string) => string | Promise<string>) {
+export function createThreadTitles(log: Pick<ThreadLogReader, "readForward">) {
   const found = new Map<string, string>();
-  /** Threads with no title yet: the log size at the last look. */
-  const untitled = new Map<string, number>();
+  /** Threads with no title yet: where the last look stopped, and the entries read so far. */
+  const untitled = new Map<string, { next: LogCursor; read: number }>();
 
   async function titleOf(threadId: string): Promise<string | null> {
     const known = found.get(threadId);
     if (known !== undefined) return known;
-    let scan: { title?: string; size: number };
+    const last = untitled.get(threadId);
+    if (last && last.read >= TITLE_SCAN_ENTRIES) return null;
+    let page: Awaited<ReturnType<ThreadLogReader["readForward"]>>;
     try {
-      scan = await scanLog(await logFileOf(threadId), untitled.get(threadId));
+      page = await log.readForward(threadId, {
+        limit: TITLE_SCAN_ENTRIES - (last?.read ?? 0),
+        ...(last ? { after: last.next } : {}),
+      });
     } catch {
       return null; // An unreadable log (or id) costs its thread a title, never the listing.
     }
-    if (scan.title !== undefined) {
-      found.set(threadId, scan.title);
-      untitled.delete(threadId);
-      return scan.title;
+    for (const entry of page.entries) {
+      const title = entry.isBot ? "" : titleText(entry.text);
+      if (title) {
+        found.set(threadId, title);
+        untitled.delete(threadId);
+        return title;
+      }
     }
-    untitled.set(threadId, scan.size);
+    untitled.set(threadId, { next: page.next, read: (last?.read ?? 0) + page.entries.length });
     return null;
   }
 
@@ -53,50 +61,6 @@ export function createThreadTitles(logFileOf: (threadId: string) => string | Pro
 }
 
 export type ThreadTitles = ReturnType<typeof createThreadTitles>;
-
-/**
- * The title in the first TITLE_SCAN_BYTES of a log, and the log's size. Not read when its size is
- * still `lastSize` (nothing new) or when a previous look already covered the scanned part.
- */
-async function scanLog(
-  path: string,
-  lastSize: number | undefined,
-): Promise<{ title?: string; size: number }> {
-  let file: Awaited<ReturnType<typeof open>>;
-  try {
-    file = await open(path, "r");
-  } catch {
-    return { size: 0 }; // No log yet: a thread known only in memory, or a fresh directory.
-  }
-  try {
-    const { size } = await file.stat();
-    if (lastSize !== undefined && (size === lastSize || lastSize >= TITLE_SCAN_BYTES)) {
-      return { size };
-    }
-    const length = Math.min(size, TITLE_SCAN_BYTES);
-    const buffer = Buffer.alloc(length);
-    const { bytesRead } = await file.read(buffer, 0, length, 0);
-    const text = buffer.subarray(0, bytesRead).toString("utf8");
-    const lines = text.split("\n");
-    // The last piece may be a line cut by the scan's end (or one being written): left out.
-    if (bytesRead === TITLE_SCAN_BYTES || !text.endsWith("\n")) lines.pop();
-    for (const line of lines) {
-      if (line.trim() === "") continue;
-      let entry: unknown;
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      if (!isLogEntry(entry) || entry.isBot) continue;
-      const title = titleText(entry.text);
-      if (title) return { title, size };
-    }
-    return { size };
-  } finally {
-    await file.close();
-  }
-}
 
 /** The first TITLE_WORDS words of `text` on one line, cut at TITLE_CHARS with "…". */
 export function titleText(text: string): string {

@@ -1,8 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MessageChannel } from "node:worker_threads";
 import type { OrchestratorEvent, RunnerEvent, SendResult } from "@guppy/core";
+import { createFileThreadLog } from "@guppy/core/state";
+import { LOG_FILE, threadDirOf } from "@guppy/core/thread-layout";
 import { readUsageReport, USAGE_FILE } from "@guppy/core/usage";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -24,7 +26,7 @@ afterEach(() => {
   for (const close of open.splice(0)) close();
 });
 
-function connect(backend: HttpBackend, events = true) {
+function connect(backend: HttpBackend, events = true, home = "/nonexistent") {
   const { port1, port2 } = new MessageChannel();
   const posted: string[] = [];
   const post = port1.postMessage.bind(port1);
@@ -38,7 +40,7 @@ function connect(backend: HttpBackend, events = true) {
     port1.close();
     port2.close();
   });
-  return { remote: createRemoteBackend(port2, { events, home: "/nonexistent" }), posted };
+  return { remote: createRemoteBackend(port2, { events, home }), posted };
 }
 
 const usage: RunnerEvent = {
@@ -85,9 +87,6 @@ function recorder(events: PromptReply["events"]) {
   return { reply, seen };
 }
 
-/** Log files the scripted backend points to, by thread id. */
-const logs = new Map<string, string>();
-
 /** A backend whose send hands the prompt's reply to the test, to play a run on it. */
 function scriptedBackend(result: SendResult) {
   const sent: Array<{ threadId: string; message: HttpMessage }> = [];
@@ -109,13 +108,15 @@ function scriptedBackend(result: SendResult) {
         : { status: "invalid", reason: `bad ${id}` },
     threadsInMemory: async () => ({ threads: [] }),
     threadIdsOnDisk: async () => [],
-    statuses: async () => [],
-    readLog: async () => {
-      throw new Error("the worker reads the log itself");
+    statuses: async (ids) => {
+      if (ids.includes("http:api:gone")) throw new Error("no status for you");
+      return [];
     },
-    logFile: async (id) => {
-      if (id === "http:api:gone") throw new Error("no log for you");
-      return logs.get(id) ?? "/nonexistent/log.jsonl";
+    log: {
+      ...createFileThreadLog("/nonexistent"),
+      readAll: async () => {
+        throw new Error("the worker reads the log itself");
+      },
     },
   };
   return { backend, sent, reply: () => reply };
@@ -257,14 +258,16 @@ describe("HTTP backend across a message port", () => {
     expect(await remote.statuses(["http:api:e"])).toEqual([]);
     // Calls go by name, but the backend is no promise: awaiting it gives it back.
     expect(await Promise.resolve(remote)).toBe(remote);
-    await expect(remote.readLog("http:api:gone")).rejects.toThrow("no log for you");
+    await expect(remote.statuses(["http:api:gone"])).rejects.toThrow("no status for you");
     expect(await remote.send("http:api:e", { type: "abort" })).toEqual({ status: "delivered" });
   });
 
-  it("reads a thread's log on the worker's side, from the file the main side names", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "guppy-rpc-log-"));
+  it("reads a thread's log on the worker's side, through the state seam", async () => {
+    const home = mkdtempSync(join(tmpdir(), "guppy-rpc-log-"));
     try {
-      const path = join(dir, "log.jsonl");
+      const dir = threadDirOf(home, "http:api:logged");
+      mkdirSync(dir, { recursive: true });
+      const path = join(dir, LOG_FILE);
       const entry = (n: number, isBot: boolean) => ({
         date: `2026-11-23T00:00:0${n}Z`,
         messageId: `m${n}`,
@@ -278,14 +281,15 @@ describe("HTTP backend across a message port", () => {
         path,
         `${JSON.stringify(entry(1, false))}\n{"other":true}\n${JSON.stringify(entry(2, true))}\n{"date":"2026`,
       );
-      logs.set("http:api:logged", path);
-      const { remote } = connect(scriptedBackend({ status: "delivered" }).backend);
-      expect(await remote.readLog("http:api:logged")).toEqual([entry(1, false), entry(2, true)]);
+      const { remote } = connect(scriptedBackend({ status: "delivered" }).backend, true, home);
+      expect(await remote.log.readAll("http:api:logged")).toEqual([
+        entry(1, false),
+        entry(2, true),
+      ]);
       // No file yet: an empty log.
-      expect(await remote.readLog("http:api:new")).toEqual([]);
+      expect(await remote.log.readAll("http:api:new")).toEqual([]);
     } finally {
-      logs.clear();
-      rmSync(dir, { recursive: true, force: true });
+      rmSync(home, { recursive: true, force: true });
     }
   });
 
@@ -301,9 +305,8 @@ describe("HTTP backend across a message port", () => {
         threads: () => [],
       },
       store: {
-        readLog: () => [],
+        home: "/nonexistent",
         threadDir: (id) => `/nonexistent/${id}`,
-        logFile: (id) => `/nonexistent/${id}/log.jsonl`,
         listThreads: () => [],
         appendLog: () => {},
       },
@@ -388,9 +391,8 @@ describe("local HTTP backend", () => {
         threads: () => [],
       };
       const store = {
-        readLog: () => [],
+        home: "/nonexistent",
         threadDir: (id: string) => `/nonexistent/${id}`,
-        logFile: (id: string) => `/nonexistent/${id}/log.jsonl`,
         listThreads: () => [],
         appendLog: () => {},
       };
@@ -450,9 +452,8 @@ describe("local HTTP backend", () => {
         threads: () => [],
       },
       store: {
-        readLog: () => [],
+        home: "/nonexistent",
         threadDir: (id) => `/nonexistent/${id}`,
-        logFile: (id) => `/nonexistent/${id}/log.jsonl`,
         listThreads: () => [],
         appendLog: () => {},
       },
@@ -506,9 +507,8 @@ describe("local HTTP backend", () => {
         threads: () => [],
       },
       store: {
-        readLog: () => [],
+        home: "/nonexistent",
         threadDir: (id) => `/nonexistent/${id}`,
-        logFile: (id) => `/nonexistent/${id}/log.jsonl`,
         listThreads: () => [],
         appendLog: () => {},
       },

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { createFileThreadLog } from "@guppy/core/state";
 import { afterAll, describe, expect, it } from "vitest";
 import { sessionValue } from "../../../src/channels/http/browser-session.js";
 import { CONTROL_UI_CSP, readControlUi } from "../../../src/channels/http/control-ui.js";
@@ -30,8 +31,7 @@ function recordingBackend(sent: string[]): HttpBackend {
     threadsInMemory: async () => ({ threads: [] }),
     threadIdsOnDisk: async () => [],
     statuses: async () => [],
-    logFile: async () => "/nonexistent",
-    readLog: async () => [],
+    log: createFileThreadLog("/nonexistent"),
   };
 }
 

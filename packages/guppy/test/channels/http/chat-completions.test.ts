@@ -1,6 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { RunnerEvent, SendResult } from "@guppy/core";
+import { createFileThreadLog } from "@guppy/core/state";
 import { createAdaptorServer } from "@hono/node-server";
 import type { Hono } from "hono";
 import { afterEach, describe, expect, it } from "vitest";
@@ -35,8 +36,7 @@ function scriptedBackend(result: () => Promise<SendResult>) {
     threadsInMemory: async () => ({ threads: [] }),
     threadIdsOnDisk: async () => [],
     statuses: async () => [],
-    logFile: async () => "/nonexistent",
-    readLog: async () => [],
+    log: createFileThreadLog("/nonexistent"),
   };
   return { backend, reply: (threadId: string) => replies.get(threadId) };
 }

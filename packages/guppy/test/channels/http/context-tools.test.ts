@@ -2,6 +2,15 @@ import { describe, expect, it } from "vitest";
 import { contextTools, TOOL_TEXT_LIMIT } from "../../../src/channels/http/context-tools-route.js";
 
 const line = (value: unknown) => JSON.stringify(value);
+/** A context.jsonl's text as the state seam reads it: its records, a torn line left out. */
+const records = (text: string) =>
+  text.split("\n").flatMap((l) => {
+    try {
+      return l.trim() ? [JSON.parse(l) as Record<string, unknown>] : [];
+    } catch {
+      return [];
+    }
+  });
 
 describe("contextTools (GET /v1/threads/{id}/tools from context.jsonl)", () => {
   it("pairs each call with its result and the user message it follows, past torn lines", () => {
@@ -42,7 +51,7 @@ describe("contextTools (GET /v1/threads/{id}/tools from context.jsonl)", () => {
       }),
       "",
     ].join("\n");
-    const answer = contextTools("http:api:t", text);
+    const answer = contextTools("http:api:t", records(text));
     expect(answer.thread_id).toBe("http:api:t");
     expect(answer.compacted).toBe(true);
     expect(answer.tools.map((t) => [t.id, t.name, t.prompt])).toEqual([
@@ -65,8 +74,8 @@ describe("contextTools (GET /v1/threads/{id}/tools from context.jsonl)", () => {
   });
 
   it("gives none for an empty context, and compacted only when it begins with a compaction", () => {
-    expect(contextTools("t", "")).toEqual({ thread_id: "t", compacted: false, tools: [] });
+    expect(contextTools("t", records(""))).toEqual({ thread_id: "t", compacted: false, tools: [] });
     const plain = line({ role: "user", content: "hi", timestamp: 1 });
-    expect(contextTools("t", plain).compacted).toBe(false);
+    expect(contextTools("t", records(plain)).compacted).toBe(false);
   });
 });

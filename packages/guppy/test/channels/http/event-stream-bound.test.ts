@@ -1,5 +1,6 @@
 import { connect, type Socket } from "node:net";
 import type { OrchestratorEvent } from "@guppy/core";
+import { createFileThreadLog } from "@guppy/core/state";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
 import { createEventCalls } from "../../../src/channels/http/event-calls.js";
@@ -24,8 +25,7 @@ function eventsBackend() {
     threadsInMemory: async () => ({ threads: [] }),
     threadIdsOnDisk: async () => [],
     statuses: async () => [],
-    logFile: async () => "/nonexistent",
-    readLog: async () => [],
+    log: createFileThreadLog("/nonexistent"),
     subscribe(_threadId, listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);

@@ -1,3 +1,4 @@
+import { createFileThreadLog } from "@guppy/core/state";
 import { canonicalThreadId } from "@guppy/core/thread-layout";
 import { describe, expect, it } from "vitest";
 import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
@@ -28,17 +29,19 @@ function threadsBackend(threads: string[]): HttpBackend {
     threadsInMemory: async () => ({ threads: [] }),
     threadIdsOnDisk: async () => [],
     statuses: async () => [],
-    logFile: async () => "/nonexistent",
-    readLog: async (threadId) => [
-      {
-        date: "2026-01-01T00:00:00.000Z",
-        messageId: "m1",
-        userId: "u",
-        userName: "u",
-        text: threadId,
-        isBot: false,
-      },
-    ],
+    log: {
+      ...createFileThreadLog("/nonexistent"),
+      readAll: async (threadId) => [
+        {
+          date: "2026-01-01T00:00:00.000Z",
+          messageId: "m1",
+          userId: "u",
+          userName: "u",
+          text: threadId,
+          isBot: false,
+        },
+      ],
+    },
   };
   return backend;
 }

@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createOrchestrator, createStore } from "@guppy/core";
+import { createFileThreadLog, type ThreadLogReader } from "@guppy/core/state";
 import { LOG_FILE, threadDirOf } from "@guppy/core/thread-layout";
 import { afterEach, describe, expect, it } from "vitest";
 import { createHttpApp } from "../../../src/channels/http/create-http-app.js";
@@ -9,7 +10,7 @@ import { createLocalBackend } from "../../../src/channels/http/http-backend.js";
 import {
   createThreadTitles,
   TITLE_CHARS,
-  TITLE_SCAN_BYTES,
+  TITLE_SCAN_ENTRIES,
   titleText,
 } from "../../../src/channels/http/thread-titles.js";
 
@@ -58,13 +59,13 @@ describe("titleText", () => {
 describe("thread titles", () => {
   it("are the first user message's words, skipping guppy's own lines and torn ones", async () => {
     const home = tempHome();
-    const path = writeLog(home, "telegram:1:default", [
+    writeLog(home, "telegram:1:default", [
       line("Hello, I am guppy", true, 1),
       "{not json\n",
       line("What is the weather in Lisbon tomorrow?", false, 2),
       line("Later message", false, 3),
     ]);
-    const titles = createThreadTitles(() => path);
+    const titles = createThreadTitles(createFileThreadLog(home));
     expect(await titles.titles(["telegram:1:default"])).toEqual([
       "What is the weather in Lisbon tomorrow?",
     ]);
@@ -76,9 +77,12 @@ describe("thread titles", () => {
     const dir = threadDirOf(home, id);
     const path = join(dir, LOG_FILE);
     let reads = 0;
-    const titles = createThreadTitles(() => {
-      reads++;
-      return path;
+    const log = createFileThreadLog(home);
+    const titles = createThreadTitles({
+      readForward: (...args: Parameters<ThreadLogReader["readForward"]>) => {
+        reads++;
+        return log.readForward(...args);
+      },
     });
     expect(await titles.titles([id])).toEqual([null]); // no log at all yet
     writeLog(home, id, [line("a heartbeat note", true, 1)]);
@@ -95,9 +99,13 @@ describe("thread titles", () => {
   it("read only the log's start: a user message past it gives no title", async () => {
     const home = tempHome();
     const bot = line("b".repeat(1000), true);
-    const lines = Array.from({ length: Math.ceil(TITLE_SCAN_BYTES / bot.length) + 1 }, () => bot);
-    const path = writeLog(home, "slack:C1:1", [...lines, line("too far down", false)]);
-    expect(await createThreadTitles(() => path).titles(["slack:C1:1"])).toEqual([null]);
+    const lines = Array.from({ length: TITLE_SCAN_ENTRIES }, () => bot);
+    const path = writeLog(home, "slack:C1:1", lines);
+    const titles = createThreadTitles(createFileThreadLog(home));
+    expect(await titles.titles(["slack:C1:1"])).toEqual([null]);
+    // Read on from where it stopped: past the start, a user message gives no title.
+    appendFileSync(path, line("too far down", false));
+    expect(await titles.titles(["slack:C1:1"])).toEqual([null]);
   });
 
   it("come with GET /v1/threads and the thread's status, read from the home's logs", async () => {
@@ -116,7 +124,7 @@ describe("thread titles", () => {
     });
     const backend = createLocalBackend({ orchestrator, store });
     const token = "a-token-of-some-length";
-    const app = createHttpApp({ backend, token, tokenHint: "t", modelName: "m", home });
+    const app = createHttpApp({ backend, token, tokenHint: "t", modelName: "m" });
     const get = async (path: string) =>
       (await (
         await app.request(path, { headers: { authorization: `Bearer ${token}` } })
