@@ -10,7 +10,11 @@ import { del, get, patch, post, seg } from "./client.js";
 // PATCH/DELETE /v1/events/{id} — the files of `<home>/events/`, as `guppy events` reads them.
 // The JSON's types are the routes' (api-types.ts); the kinds are core's table.
 
-export type { EventType, ScheduledEventType } from "@guppy/core/event-kinds";
+export {
+  type EventType,
+  type ScheduledEventType,
+  scheduleForm,
+} from "@guppy/core/event-kinds";
 export type {
   EventBody,
   EventJson,
