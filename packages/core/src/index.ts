@@ -20,6 +20,7 @@ export { parseActiveHours } from "./heartbeat/active-hours.js";
 export { type BeatOutcome, createHeartbeat, type Heartbeat } from "./heartbeat/create-heartbeat.js";
 export {
   createLastChannel,
+  type HeartbeatAdapters,
   type LastChannel,
   recordLastChannel,
 } from "./heartbeat/last-channel.js";

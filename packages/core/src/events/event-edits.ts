@@ -1,5 +1,6 @@
 import { readTextNoFollow } from "../fs/no-follow.js";
 import { type EventSpec, parseEventFile, validateEvent, validEventId } from "./event-file.js";
+import { eventKind } from "./event-kinds.js";
 import {
   eventExists,
   eventPath,
@@ -69,7 +70,8 @@ export function editEvent(dir: string, id: string, fields: EventFields): EventCh
     delete base.channelId;
   }
   // An immediate event takes no schedule: a change to immediate drops the old one.
-  if (fields.type === "immediate" && fields.schedule === undefined) delete base.schedule;
+  const takesNone = typeof fields.type === "string" && eventKind(fields.type)?.schedule === "none";
+  if (takesNone && fields.schedule === undefined) delete base.schedule;
   const merged: Record<string, unknown> = { ...base, ...definedFields(fields) };
   for (const key of Object.keys(merged)) if (merged[key] === null) delete merged[key];
   const parsed = validateEvent(id, merged);

@@ -1,11 +1,9 @@
 import { knownTimeZone } from "../config/setting-parsers.js";
 import { parseThreadId } from "../store/thread-layout.js";
 import { cronProblem } from "./event-cron.js";
+import { EVENT_TYPES, type EventType, scheduleForm } from "./event-kinds.js";
 
-/** How an event file fires: once when it appears, once at a time, or on a cron schedule. */
-export type EventType = "immediate" | "one-shot" | "periodic";
-
-export const EVENT_TYPES: readonly EventType[] = ["immediate", "one-shot", "periodic"];
+export type { EventType } from "./event-kinds.js";
 
 /**
  * Where an event's prompt goes: an existing thread, or a new thread opened in a channel
@@ -125,7 +123,9 @@ export function validateEvent(id: string, raw: unknown): ParsedEvent {
       type,
       text: s.text,
       ...target,
-      ...(s.schedule !== undefined && type !== "immediate" ? { schedule: s.schedule.trim() } : {}),
+      ...(s.schedule !== undefined && scheduleForm(type) !== "none"
+        ? { schedule: s.schedule.trim() }
+        : {}),
       ...(s.timezone !== undefined ? { timezone: zoneName(s.timezone) } : {}),
     },
   };
@@ -157,12 +157,13 @@ function validateSchedule(
   schedule: string | undefined,
   timezone: string | undefined,
 ): string | undefined {
-  if (type === "immediate") {
-    return schedule === undefined ? undefined : `an immediate event takes no "schedule"`;
+  const form = scheduleForm(type);
+  if (form === "none") {
+    return schedule === undefined ? undefined : `an ${type} event takes no "schedule"`;
   }
   if (!schedule?.trim()) return `"schedule" is missing (a ${type} event needs one)`;
   const value = schedule.trim();
-  if (type === "one-shot") {
+  if (form === "time") {
     if (
       !ISO_RE.test(value) ||
       Number.isNaN(Date.parse(value.replace(/(\.\d+)?(Z|[+-].*)?$/, "")))

@@ -5,6 +5,7 @@ import type { PromptOrigin, SendResult } from "../types.js";
 import type { HeapEntry } from "./due-heap.js";
 import type { EventBusState, Loaded } from "./event-bus-state.js";
 import { describeTarget, type EventTiming, parseEventFile } from "./event-file.js";
+import { scheduleForm } from "./event-kinds.js";
 import { RUNS_FILE } from "./event-runs.js";
 import { eventZone, localTime, nextSlot } from "./event-schedule.js";
 
@@ -37,7 +38,7 @@ export function fireDue(bus: EventBusState): void {
     heap.pop();
     const l = bus.loaded.get(top.id);
     if (!l) continue;
-    const slot = l.spec.type === "immediate" ? Math.floor(l.mtimeMs) : top.due;
+    const slot = scheduleForm(l.spec.type) === "none" ? Math.floor(l.mtimeMs) : top.due;
     if ((bus.journal?.lastSlot(l.spec.id) ?? Number.NEGATIVE_INFINITY) >= slot) {
       // Sent before (a file read again after a restart): never twice.
       afterFiring(bus, l, slot, now);
@@ -47,7 +48,7 @@ export function fireDue(bus: EventBusState): void {
     if (typeof text !== "string") {
       // Not recorded: a file being rewritten is read again by the watcher, and fires then.
       bus.report({ type: "skipped", id: l.spec.id, slot, reason: text.problem });
-      if (l.spec.type === "periodic") afterFiring(bus, l, slot, now);
+      if (scheduleForm(l.spec.type) === "cron") afterFiring(bus, l, slot, now);
       else bus.schedule(l, undefined);
       continue;
     }
@@ -56,7 +57,7 @@ export function fireDue(bus: EventBusState): void {
       text,
       due: top.due,
       slot,
-      late: l.spec.type === "one-shot" && now - slot > LATE_MS,
+      late: scheduleForm(l.spec.type) === "time" && now - slot > LATE_MS,
     });
   }
   // The slots due together are written in one append and one fsync, then sent.
@@ -171,7 +172,7 @@ export function afterFiring(
   failed = false,
 ) {
   const { spec } = l;
-  if (spec.type !== "periodic") {
+  if (scheduleForm(spec.type) !== "cron") {
     if (failed) return bus.schedule(l, undefined);
     bus.forget(spec.id);
     try {

@@ -2,6 +2,7 @@ import { canonicalThreadId } from "../store/thread-layout.js";
 import type { EventBusState, Loaded } from "./event-bus-state.js";
 import { describeTarget, type EventSpec, type EventTiming, eventTiming } from "./event-file.js";
 import { afterFiring } from "./event-firing.js";
+import { scheduleForm } from "./event-kinds.js";
 import { nextSlot, oneShotTime } from "./event-schedule.js";
 import type { ScheduledEvent } from "./types.js";
 
@@ -27,13 +28,14 @@ export function loadEvent(bus: EventBusState, file: EventSpec, mtimeMs: number) 
   bus.loaded.set(spec.id, l);
   const now = bus.clock.now();
   const last = bus.journal?.lastSlot(spec.id);
-  if (spec.type === "immediate") {
+  const form = scheduleForm(spec.type);
+  if (form === "none") {
     const slot = Math.floor(mtimeMs);
     // Fired already (the process died before removing it): remove it now.
     if (last !== undefined && last >= slot) return afterFiring(bus, l, slot, now);
     return bus.schedule(l, now);
   }
-  if (spec.type === "one-shot") {
+  if (form === "time") {
     const at = oneShotTime(spec, bus.zone);
     if (at === undefined) return bus.schedule(l, undefined);
     if (last !== undefined && last >= at) return afterFiring(bus, l, at, now);

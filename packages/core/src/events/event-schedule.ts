@@ -1,6 +1,7 @@
 import { localParts } from "../time/local-time.js";
 import { cronNext } from "./event-cron.js";
 import type { EventSpec } from "./event-file.js";
+import { scheduleForm } from "./event-kinds.js";
 
 /** What an event's times depend on (a whole event file, or what the bus keeps of one). */
 type Timing = Pick<EventSpec, "type" | "schedule" | "timezone">;
@@ -18,7 +19,7 @@ export function eventZone(
  * to the event's zone (croner reads it so, daylight saving included).
  */
 export function oneShotTime(event: Timing, defaultZone: string | undefined): number | undefined {
-  if (event.type !== "one-shot" || !event.schedule) return undefined;
+  if (scheduleForm(event.type) !== "time" || !event.schedule) return undefined;
   return cronNext(event.schedule, eventZone(event, defaultZone), 0);
 }
 
@@ -32,7 +33,7 @@ export function nextSlot(
   after: number,
   defaultZone: string | undefined,
 ): number | undefined {
-  if (event.type !== "periodic" || !event.schedule) return undefined;
+  if (scheduleForm(event.type) !== "cron" || !event.schedule) return undefined;
   return cronNext(event.schedule, eventZone(event, defaultZone), after);
 }
 
@@ -45,8 +46,9 @@ export function nextRun(
   now: number,
   defaultZone: string | undefined,
 ): number | undefined {
-  if (event.type === "immediate") return now;
-  if (event.type === "one-shot") {
+  const form = scheduleForm(event.type);
+  if (form === "none") return now;
+  if (form === "time") {
     const at = oneShotTime(event, defaultZone);
     return at === undefined ? undefined : Math.max(at, now);
   }

@@ -11,14 +11,22 @@ export {
 } from "./event-edits.js";
 export {
   describeTarget,
-  EVENT_TYPES,
   type EventSpec,
-  type EventType,
   type ParsedEvent,
   parseEventFile,
   validateEvent,
   validEventId,
 } from "./event-file.js";
+export {
+  EVENT_KINDS,
+  EVENT_TYPES,
+  type EventKind,
+  type EventType,
+  eventKind,
+  type ScheduledEventType,
+  type ScheduleForm,
+  scheduleForm,
+} from "./event-kinds.js";
 export { RUNS_FILE, type RunRecord } from "./event-runs.js";
 export { localTime, nextRun } from "./event-schedule.js";
 export {

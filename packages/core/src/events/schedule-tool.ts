@@ -5,6 +5,7 @@ import { type Static, Type } from "typebox";
 import { textResult } from "../tools/tool-context.js";
 import { EVENTS_DIR } from "./create-event-bus.js";
 import { describeTarget, type EventSpec, validateEvent } from "./event-file.js";
+import { EVENT_KINDS, scheduleForm } from "./event-kinds.js";
 import { eventZone, localTime, nextRun } from "./event-schedule.js";
 import {
   eventExists,
@@ -15,20 +16,37 @@ import {
   writeEventFile,
 } from "./event-store.js";
 
+/** The kinds as the tool names them: those with a schedule first (the agent's usual ones). */
+const kinds = [
+  ...EVENT_KINDS.filter((kind) => kind.schedule !== "none"),
+  ...EVENT_KINDS.filter((kind) => kind.schedule === "none"),
+];
+
+/** `a, b<last>c`: the items as a list in a sentence. */
+const listed = (items: readonly string[], last: string) =>
+  `${items.slice(0, -1).join(", ")}${last}${items.at(-1)}`;
+
 // Every request carries this schema: kept short (string enums, not unions of literals, which
 // spell out an object per value).
 const parameters = Type.Object({
   action: StringEnum(["create", "list", "cancel"] as const),
   type: Type.Optional(
-    StringEnum(["one-shot", "periodic", "immediate"] as const, {
-      description: "create: once at a time, on a cron schedule, or now",
-    }),
+    StringEnum(
+      kinds.map((kind) => kind.type),
+      {
+        description: `create: ${listed(
+          kinds.map((kind) => kind.fires),
+          ", or ",
+        )}`,
+      },
+    ),
   ),
   text: Type.Optional(Type.String({ description: "create: the prompt you get when it fires" })),
   schedule: Type.Optional(
     Type.String({
-      description:
-        "one-shot: ISO 8601 local time (2026-12-01T09:00:00); periodic: cron, 5 fields or 6 with seconds first",
+      description: kinds
+        .flatMap((kind) => ("scheduleHelp" in kind ? [`${kind.type}: ${kind.scheduleHelp}`] : []))
+        .join("; "),
     }),
   ),
   timezone: Type.Optional(Type.String({ description: "IANA zone (default: the configured one)" })),
@@ -88,7 +106,14 @@ export function createScheduleTool(options: ScheduleToolOptions): AgentTool<type
         if (!removeEventFile(dir, params.id)) throw new Error(`no event with id "${params.id}"`);
         return textResult(`Cancelled event ${params.id}.`, { id: params.id });
       }
-      if (!params.type) throw new Error(`create needs "type": one-shot, periodic or immediate`);
+      if (!params.type) {
+        throw new Error(
+          `create needs "type": ${listed(
+            kinds.map((kind) => kind.type),
+            " or ",
+          )}`,
+        );
+      }
       if (params.id !== undefined && eventExists(dir, params.id)) {
         throw new Error(
           `an event with id "${params.id}" exists: cancel it first or pick another id`,
@@ -109,7 +134,7 @@ export function createScheduleTool(options: ScheduleToolOptions): AgentTool<type
       if (!parsed.ok) throw new Error(parsed.problem);
       const event = parsed.event;
       const at = nextRun(event, now(), options.timezone);
-      if (event.type === "one-shot" && at !== undefined && at <= now()) {
+      if (scheduleForm(event.type) === "time" && at !== undefined && at <= now()) {
         const zone = eventZone(event, options.timezone);
         throw new Error(
           `"schedule" ${event.schedule} is in the past (now: ${localTime(now(), zone)})`,

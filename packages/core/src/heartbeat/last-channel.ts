@@ -8,11 +8,16 @@ import type { ActorMessage, Orchestrator, SendResult, ThreadStatus } from "../ty
 /** Where the owner was last active on a chat channel: `<home>/last-channel.json`. */
 export const LAST_CHANNEL_FILE = "last-channel.json";
 
-/** The channels a person chats on: the heartbeat prefers the owner's latest thread there. */
-export const CHAT_ADAPTERS: readonly string[] = ["telegram", "slack", "discord"];
-
-/** The threads the heartbeat may fall back to when the owner never chatted: the API's, the terminal's. */
-const FALLBACK_ADAPTERS: readonly string[] = ["http", "cli"];
+/**
+ * Which adapters (the first part of a thread id) the heartbeat goes to: the app names them from
+ * its channels' capabilities, so core knows no channel.
+ */
+export interface HeartbeatAdapters {
+  /** The channels a person chats on: the heartbeat prefers the owner's latest thread there. */
+  readonly chat: readonly string[];
+  /** The threads it falls back to when the owner never chatted (the API's, the terminal's). */
+  readonly fallback: readonly string[];
+}
 
 /**
  * The owner's most recently active chat thread, kept on disk so a restart knows it (seed 004's
@@ -20,11 +25,16 @@ const FALLBACK_ADAPTERS: readonly string[] = ["http", "cli"];
  * (the heartbeat, an event), never does.
  */
 export interface LastChannel {
+  readonly adapters: HeartbeatAdapters;
   get(): string | undefined;
   record(threadId: string): void;
 }
 
-export function createLastChannel(home: string, logger: Logger): LastChannel {
+export function createLastChannel(
+  home: string,
+  logger: Logger,
+  adapters: HeartbeatAdapters,
+): LastChannel {
   const path = join(home, LAST_CHANNEL_FILE);
   let current: string | undefined;
   let loaded = false;
@@ -39,6 +49,7 @@ export function createLastChannel(home: string, logger: Logger): LastChannel {
     }
   };
   return {
+    adapters,
     get() {
       load();
       return current;
@@ -57,10 +68,14 @@ export function createLastChannel(home: string, logger: Logger): LastChannel {
 }
 
 /** Whether a prompt is a person's own on a chat channel, as owner: the kind that moves the record. */
-export function isOwnerChatPrompt(threadId: string, message: ActorMessage): boolean {
+export function isOwnerChatPrompt(
+  threadId: string,
+  message: ActorMessage,
+  chatAdapters: readonly string[],
+): boolean {
   if (message.type !== "prompt" || message.origin || message.role === "guest") return false;
   try {
-    return CHAT_ADAPTERS.includes(parseThreadId(threadId).adapter);
+    return chatAdapters.includes(parseThreadId(threadId).adapter);
   } catch {
     return false;
   }
@@ -75,15 +90,17 @@ export function recordLastChannel<O extends Orchestrator>(orchestrator: O, last:
     ...orchestrator,
     send(threadId: string, message: ActorMessage): SendResult {
       const result = orchestrator.send(threadId, message);
-      if (result.status === "queued" && isOwnerChatPrompt(threadId, message)) last.record(threadId);
+      if (result.status === "queued" && isOwnerChatPrompt(threadId, message, last.adapters.chat)) {
+        last.record(threadId);
+      }
       return result;
     },
   };
 }
 
 /**
- * The thread a beat runs in: the owner's last chat thread, else the most recently active HTTP or
- * terminal thread (a subagent's thread, `…~sub-<n>`, never).
+ * The thread a beat runs in: the owner's last chat thread, else the most recently active thread
+ * of a fallback adapter (a subagent's thread, `…~sub-<n>`, never).
  */
 export function heartbeatThread(
   last: LastChannel,
@@ -100,7 +117,7 @@ export function heartbeatThread(
     } catch {
       continue;
     }
-    if (!FALLBACK_ADAPTERS.includes(adapter)) continue;
+    if (!last.adapters.fallback.includes(adapter)) continue;
     if (!best?.lastActivity || thread.lastActivity > best.lastActivity) best = thread;
   }
   return best?.threadId;

@@ -6,6 +6,7 @@ import { createHeartbeat, type HeartbeatOptions } from "../../src/heartbeat/crea
 import { HEARTBEAT_FILE } from "../../src/heartbeat/heartbeat-file.js";
 import {
   createLastChannel,
+  type HeartbeatAdapters,
   heartbeatThread,
   LAST_CHANNEL_FILE,
   recordLastChannel,
@@ -13,6 +14,12 @@ import {
 import { silentLogger } from "../../src/logging/logger.js";
 import type { RuntimeOrchestrator } from "../../src/orchestrator/types.js";
 import { recordingHandle, until, useOrchestratorHarness } from "../orchestrator/harness.js";
+
+/** The app's chat channels and fallbacks (guppy's registry derives them from its channels). */
+const adapters: HeartbeatAdapters = {
+  chat: ["telegram", "slack", "discord"],
+  fallback: ["http", "cli"],
+};
 
 describe("heartbeat (real orchestrator, faux model)", () => {
   const h = useOrchestratorHarness();
@@ -23,7 +30,7 @@ describe("heartbeat (real orchestrator, faux model)", () => {
       intervalSeconds: 1,
       orchestrator: o,
       subscribe: o.subscribe,
-      lastChannel: createLastChannel(h.home, silentLogger),
+      lastChannel: createLastChannel(h.home, silentLogger, adapters),
       logger: silentLogger,
       ...overrides,
     });
@@ -34,7 +41,7 @@ describe("heartbeat (real orchestrator, faux model)", () => {
     threadId: string,
     text: string,
     role?: "guest",
-    last = createLastChannel(h.home, silentLogger),
+    last = createLastChannel(h.home, silentLogger, adapters),
   ) => {
     const t = recordingHandle(threadId);
     const front = recordLastChannel(o, last);
@@ -59,7 +66,7 @@ describe("heartbeat (real orchestrator, faux model)", () => {
     expect(lastChannelFile()).toBe("telegram:1:default");
     await chat(o, "slack:C1:t1", "on slack now");
     // A new process reads it back.
-    expect(createLastChannel(h.home, silentLogger).get()).toBe("slack:C1:t1");
+    expect(createLastChannel(h.home, silentLogger, adapters).get()).toBe("slack:C1:t1");
   });
 
   it("falls back to the most recent HTTP or terminal thread, never a subagent's", async () => {
@@ -68,7 +75,7 @@ describe("heartbeat (real orchestrator, faux model)", () => {
     await chat(o, "http:api:two", "second");
     await chat(o, "http:api:two~sub-1", "a child");
     await chat(o, "test:c:other", "another adapter");
-    const last = createLastChannel(h.home, silentLogger);
+    const last = createLastChannel(h.home, silentLogger, adapters);
     expect(heartbeatThread(last, () => o.threads())).toBe("http:api:two");
     last.record("discord:g:c");
     expect(heartbeatThread(last, () => o.threads())).toBe("discord:g:c");
@@ -109,7 +116,7 @@ describe("heartbeat (real orchestrator, faux model)", () => {
 
   it("runs the checklist in the owner's thread as a heartbeat, one beat at a time, and never moves the record", async () => {
     const o = await h.started();
-    const lastChannel = createLastChannel(h.home, silentLogger);
+    const lastChannel = createLastChannel(h.home, silentLogger, adapters);
     const front = recordLastChannel(o, lastChannel);
     await chat(o, "telegram:1:default", "hi", undefined, lastChannel);
     // "gate": the faux model calls the gate tool, which holds the run until the test opens it.

@@ -164,7 +164,8 @@ describe("a home written by the current release, read through the state seam", (
     expect(json<PendingPairing[]>("access/telegram/pending.json")[0]?.code).toBe("K7Q2XM");
     expect(json<Invite[]>("access/slack/invites.json")[0]?.role).toBe("guest");
     expect(json<Welcome>("access/telegram/welcome/77.json").userName).toBe("Bob");
-    expect(createLastChannel(home, silentLogger).get()).toBe(TELEGRAM);
+    const chatOnTelegram = { chat: ["telegram"], fallback: [] };
+    expect(createLastChannel(home, silentLogger, chatOnTelegram).get()).toBe(TELEGRAM);
     expect(json<FollowedThread[]>("subscriptions.json").map((f) => f.threadId)).toEqual([SLACK_A]);
   });
 });

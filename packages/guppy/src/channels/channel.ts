@@ -21,6 +21,11 @@ export interface ChannelCapabilities {
   readonly followsThreads?: boolean;
   /** It lists a thread's messages: a group thread's first prompt logs what the log lacks of them. */
   readonly listsHistory?: boolean;
+  /**
+   * Where the heartbeat runs: `chat`, a person chats here, so an owner's prompt here makes its
+   * thread the beat's; `fallback`, its latest thread takes the beat while the owner never chatted.
+   */
+  readonly heartbeat?: "chat" | "fallback";
 }
 
 /** What a channel's code is told about itself: the names its messages use, what it can do. */

@@ -1,4 +1,4 @@
-import { ConfigError, type ConfigWith, withAppSettings } from "@guppy/core";
+import { ConfigError, type ConfigWith, type HeartbeatAdapters, withAppSettings } from "@guppy/core";
 import type { SettingDefinitions } from "@guppy/core/config";
 import { toolPolicyChannelProblem } from "@guppy/core/tools";
 import { accessSettings } from "../access/access-settings.js";
@@ -42,6 +42,19 @@ export const threadAdapters: readonly string[] = [
   TERMINAL_ADAPTER,
   ...channels.map((channel) => channel.name),
 ];
+
+/** The channels whose capabilities give them the heartbeat as `role`. */
+function heartbeatChannels(role: "chat" | "fallback"): string[] {
+  return (channels as readonly ChannelDescriptor[])
+    .filter((channel) => channel.capabilities?.heartbeat === role)
+    .map((channel) => channel.name);
+}
+
+/** Where the heartbeat goes (core's last channel): the chat channels, else the API or terminal. */
+export const heartbeatAdapters: HeartbeatAdapters = {
+  chat: heartbeatChannels("chat"),
+  fallback: [...heartbeatChannels("fallback"), TERMINAL_ADAPTER],
+};
 
 /** Refuses a `tools` setting that names a channel guppy does not have, with a did-you-mean. */
 export function checkToolChannels(config: AppConfig): void {

@@ -1,4 +1,5 @@
 import { wireApis } from "@guppy/core/config";
+import { EVENT_TYPES } from "@guppy/core/events";
 import { accessChannels } from "../channels/registry.js";
 
 /**
@@ -37,7 +38,7 @@ export const commandHelp: Record<string, string> = {
   events: `  guppy events list                 scheduled events: id, type, target, schedule, next run
   guppy events add --type T --text TEXT [--schedule S] [--timezone Z] [--id ID]
                    [--thread A:C:T | --adapter A --channel C]
-                                    add an event file (T: immediate, one-shot, periodic;
+                                    add an event file (T: ${EVENT_TYPES.join(", ")};
                                     S: ISO time or cron; default target the terminal's thread)
   guppy events rm <id>              remove a scheduled event`,
   mcp: `  guppy mcp list                    the MCP servers of mcpServers: state (connected, starting,

@@ -3,11 +3,13 @@ import {
   addEvent,
   deleteEvent,
   describeTarget,
+  EVENT_TYPES,
   EVENTS_DIR,
   type EventSpec,
   localTime,
   nextRun,
   readEventFiles,
+  scheduleForm,
 } from "@guppy/core/events";
 import { ExitCode, UsageError } from "../cli/cli-error.js";
 import { rejectExtraArguments } from "../cli/extra-arguments.js";
@@ -72,7 +74,7 @@ function list(dir: string, zone: string | undefined): number {
       e.type,
       describeTarget(e),
       e.schedule ? `${e.schedule}${e.timezone ? ` (${e.timezone})` : ""}` : "-",
-      e.type === "immediate" ? "now" : at === undefined ? "never" : localTime(at, zone),
+      scheduleForm(e.type) === "none" ? "now" : at === undefined ? "never" : localTime(at, zone),
     ];
   });
   const header = ["ID", "TYPE", "TARGET", "SCHEDULE", "NEXT RUN"];
@@ -85,7 +87,7 @@ function list(dir: string, zone: string | undefined): number {
 
 function add(args: CliArgs, dir: string, zone: string | undefined): number {
   const f = args.eventFlags;
-  if (!f.type) throw new UsageError("guppy events add needs --type immediate|one-shot|periodic");
+  if (!f.type) throw new UsageError(`guppy events add needs --type ${EVENT_TYPES.join("|")}`);
   const channel = f.adapter !== undefined || f.channel !== undefined;
   if (channel && args.thread !== undefined) {
     throw new UsageError("give --thread, or --adapter and --channel, not both");

@@ -39,6 +39,7 @@ import {
 } from "@guppy/core/sandbox";
 import { SUBAGENTS_DIR } from "@guppy/core/thread-layout";
 import { createUsageTotals, type UsageTotalsReader } from "@guppy/core/usage";
+import { heartbeatAdapters } from "../channels/registry.js";
 import { heldByChat } from "../commands/chat-session-lock.js";
 import { createThreadRunners } from "./thread-runners.js";
 
@@ -202,7 +203,7 @@ export function createRuntime<C extends GuppyConfig>(
     createRunner,
   });
   subagents.attach(orchestrator);
-  const lastChannel = createLastChannel(config.home, logger);
+  const lastChannel = createLastChannel(config.home, logger, heartbeatAdapters);
   const heartbeat: Heartbeat | undefined = options.heartbeat
     ? createHeartbeat({
         home: config.home,

@@ -6,6 +6,7 @@ import {
   allSettings,
   channels,
   guppySettings,
+  heartbeatAdapters,
 } from "../../src/channels/registry.js";
 
 // A descriptor must not load its channel's code: `guppy --version` and `guppy chat` read the
@@ -34,6 +35,13 @@ describe("the channel registry", () => {
 
   it("gives guppy pairing and invite the chat channels", () => {
     expect(accessChannels).toEqual(["telegram", "slack", "discord"]);
+  });
+
+  it("sends the heartbeat to the chat channels, else to the HTTP API's or the terminal's thread", () => {
+    expect(heartbeatAdapters).toEqual({
+      chat: ["telegram", "slack", "discord"],
+      fallback: ["http", "cli"],
+    });
   });
 
   it("adds the channels' settings to core's, each chat channel with its own access policy", () => {

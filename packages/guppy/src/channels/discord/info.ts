@@ -8,5 +8,5 @@ import type { ChannelInfo } from "../channel.js";
 export const info = {
   name: "discord",
   label: "Discord",
-  capabilities: { followsThreads: true, listsHistory: true },
+  capabilities: { followsThreads: true, listsHistory: true, heartbeat: "chat" },
 } as const satisfies ChannelInfo;

@@ -1,5 +1,6 @@
 import { type Context, Hono } from "hono";
 import { addAccessRoutes } from "./access-routes.js";
+import type { ThreadEventJson } from "./api-types.js";
 import { addSessionRoutes, authenticate, crossSiteRefused } from "./browser-session.js";
 import { busyMessage } from "./busy-message.js";
 import { chatCompletions } from "./chat-completions.js";
@@ -349,12 +350,14 @@ function threadJson(t: ThreadSummary) {
     // Its scheduled events (<home>/events/), when it has any.
     ...(t.events
       ? {
-          events: t.events.map((e) => ({
-            id: e.id,
-            type: e.type,
-            schedule: e.schedule ?? null,
-            next_run: e.nextRun ?? null,
-          })),
+          events: t.events.map(
+            (e): ThreadEventJson => ({
+              id: e.id,
+              type: e.type,
+              schedule: e.schedule ?? null,
+              next_run: e.nextRun ?? null,
+            }),
+          ),
         }
       : {}),
   };

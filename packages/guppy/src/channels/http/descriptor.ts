@@ -5,6 +5,7 @@ import { defineChannel } from "../channel.js";
 export const http = defineChannel({
   name: "http",
   label: "HTTP API",
+  capabilities: { heartbeat: "fallback" },
   settings: {
     httpHost: {
       env: "GUPPY_HTTP_HOST",

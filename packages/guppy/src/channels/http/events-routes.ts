@@ -1,5 +1,6 @@
 import type { EventFields, EventSpec } from "@guppy/core/events";
 import type { Context, Hono } from "hono";
+import type { EventDeletedJson, EventJson, EventListJson, EventTargetJson } from "./api-types.js";
 import type { ListedEvent } from "./event-calls.js";
 import type { HttpBackend } from "./http-backend.js";
 import { jsonError } from "./json-error.js";
@@ -28,7 +29,7 @@ function bodyProblem(problem: string): string {
 }
 
 /** An event as GET /v1/events lists it and the other routes answer (docs/channels.md). */
-export function eventJson({ event, nextRun }: ListedEvent) {
+export function eventJson({ event, nextRun }: ListedEvent): EventJson {
   return {
     id: event.id,
     type: event.type,
@@ -40,7 +41,7 @@ export function eventJson({ event, nextRun }: ListedEvent) {
   };
 }
 
-function targetJson(event: EventSpec) {
+function targetJson(event: EventSpec): EventTargetJson {
   return "threadId" in event
     ? { thread: event.threadId }
     : { adapter: event.adapterId, channel: event.channelId };
@@ -89,7 +90,7 @@ export function addEventsRoutes(app: Hono, backend: HttpBackend): void {
   app.get("/v1/events", async (c) => {
     const listing = await backend.listEvents();
     if (!listing) return unavailable(c);
-    return c.json({ events: listing.events.map(eventJson) });
+    return c.json({ events: listing.events.map(eventJson) } satisfies EventListJson);
   });
 
   app.post("/v1/events", async (c) => {
@@ -128,6 +129,6 @@ export function addEventsRoutes(app: Hono, backend: HttpBackend): void {
   app.delete("/v1/events/:id", async (c) => {
     const id = c.req.param("id");
     if (!(await backend.removeEvent(id))) return unknownEvent(c, id);
-    return c.json({ status: "deleted", id });
+    return c.json({ status: "deleted", id } satisfies EventDeletedJson);
   });
 }

@@ -1,11 +1,12 @@
 import type { LedgerTotals, ThreadUsage } from "@guppy/core";
 import type { Context } from "hono";
 import type { GatewayStatus } from "../../gateway/gateway-status.js";
+import type { UsageTotalsJson } from "./api-types.js";
 import type { HttpBackend } from "./http-backend.js";
 import { jsonError } from "./json-error.js";
 
 /** Ledger totals as the HTTP API shows them (snake_case, as its other answers). */
-export function totalsJson(t: LedgerTotals) {
+export function totalsJson(t: LedgerTotals): UsageTotalsJson {
   return {
     requests: t.requests,
     input: t.input,

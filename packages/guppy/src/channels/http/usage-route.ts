@@ -1,5 +1,6 @@
 import type { UsageGrouping, UsageReport } from "@guppy/core/usage";
 import type { Context } from "hono";
+import type { UsageReportJson, UsageRowJson } from "./api-types.js";
 import type { HttpBackend } from "./http-backend.js";
 import { jsonError } from "./json-error.js";
 import { totalsJson } from "./status-route.js";
@@ -25,13 +26,16 @@ export function parseUsageGrouping(value: string): UsageGrouping | undefined {
  * The ledger's report as `guppy usage --json` prints it and GET /v1/usage answers: one shape for
  * both, numbers as numbers; `subscription_requests` made no spend.
  */
-export function usageReportJson(report: UsageReport, days: number) {
+export function usageReportJson(report: UsageReport, days: number): UsageReportJson {
   return {
     days,
     from: report.from,
     to: report.to,
     by: report.by,
-    rows: report.rows.map((row) => ({ [report.by]: row.key, ...totalsJson(row) })),
+    // A computed key types as an index signature: the row is `by`'s key and the totals.
+    rows: report.rows.map(
+      (row) => ({ [report.by]: row.key, ...totalsJson(row) }) as UsageRowJson<UsageGrouping>,
+    ),
     total: totalsJson(report.total),
   };
 }

@@ -8,5 +8,5 @@ import type { ChannelInfo } from "../channel.js";
 export const info = {
   name: "slack",
   label: "Slack",
-  capabilities: { followsThreads: true, listsHistory: true },
+  capabilities: { followsThreads: true, listsHistory: true, heartbeat: "chat" },
 } as const satisfies ChannelInfo;

@@ -8,4 +8,5 @@ import type { ChannelInfo } from "../channel.js";
 export const info = {
   name: "telegram",
   label: "Telegram",
+  capabilities: { heartbeat: "chat" },
 } as const satisfies ChannelInfo;

@@ -1,3 +1,4 @@
+import type { ThreadEventJson } from "../../../src/channels/http/api-types.js";
 import { get, post, prefetch, query, seg } from "./client.js";
 
 // The thread routes (docs/channels.md "HTTP API"): list, status, messages, send, steer, abort,
@@ -22,12 +23,7 @@ export interface ThreadJson {
     label?: string;
     state: "running" | "done" | "failed" | "aborted";
   }>;
-  events?: Array<{
-    id: string;
-    type: "immediate" | "one-shot" | "periodic";
-    schedule: string | null;
-    next_run: string | null;
-  }>;
+  events?: ThreadEventJson[];
 }
 
 /** GET /v1/threads/{id}/status: the thread as listed, and more (only what the page shows here). */

@@ -1,7 +1,13 @@
 import { html } from "htm/preact";
 import { useId, useState } from "preact/hooks";
 import { errorText } from "../api/client.js";
-import { createEvent, type EventBody, type EventJson, editEvent } from "../api/events.js";
+import {
+  createEvent,
+  type EventBody,
+  type EventJson,
+  editEvent,
+  type ScheduledEventType,
+} from "../api/events.js";
 import {
   browserZone,
   cronWords,
@@ -14,7 +20,7 @@ import {
 const OTHER = "+other";
 const KEEP = "+keep";
 
-type Kind = "one-shot" | "periodic";
+type Kind = ScheduledEventType;
 
 interface FormValues {
   /** A thread id from the list, OTHER (the text field's) or KEEP (an edit's channel target). */

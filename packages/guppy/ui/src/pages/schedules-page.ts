@@ -1,7 +1,7 @@
 import { html } from "htm/preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { errorText } from "../api/client.js";
-import { cancelEvent, type EventJson, listEvents } from "../api/events.js";
+import { cancelEvent, type EventJson, listEvents, scheduleForm } from "../api/events.js";
 import { listThreads } from "../api/threads.js";
 import { localTime, timeUntil } from "../format.js";
 import { routeHref } from "../router.js";
@@ -216,8 +216,9 @@ function Target({ event }: { event: EventJson }) {
 }
 
 function Schedule({ event }: { event: EventJson }) {
-  if (event.type === "immediate" || event.schedule === null) return html`now`;
-  if (event.type === "one-shot") {
+  const form = scheduleForm(event.type);
+  if (form === "none" || event.schedule === null) return html`now`;
+  if (form === "time") {
     return html`once <code class="raw">${event.schedule}</code>`;
   }
   const words = cronWords(event.schedule);
