@@ -44,6 +44,8 @@ export interface InProcessGateway {
   api(path: string, init?: RequestInit): Promise<Response>;
   /** What `guppy serve` would have printed on its terminal so far. */
   terminal(): string;
+  /** `<home>/logs/gateway.log` (pino JSON lines) as written so far. */
+  log(): string;
   /** As at SIGTERM: the runtime drains (1 s of grace), the HTTP API closes, gateway.json goes. */
   stop(): Promise<void>;
 }
@@ -136,6 +138,10 @@ export async function startGateway(
     terminal: () => {
       gw.flush();
       return terminal;
+    },
+    log: () => {
+      gw.flush();
+      return readFileSync(gw.path, "utf8");
     },
     stop() {
       stopped ??= (async () => {
