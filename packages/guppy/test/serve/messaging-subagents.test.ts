@@ -7,6 +7,7 @@ import {
   waitNoneWith,
   waitRunning,
 } from "../../../core/test/helpers/process-state.js";
+import { type InProcessGateway, startGateway } from "../helpers/gateway-fixture.js";
 import { tempHome } from "../helpers/run-cli.js";
 import {
   type AsyncMockLlm,
@@ -101,23 +102,34 @@ async function script(request: ChatCompletionRequest): Promise<FixtureResponse> 
   return { content: `You said: ${lastUser}` };
 }
 
-describe("send_message, spawn and subagent through guppy serve (aimock behind it)", {
+/** What the tests call the API of: an in-process gateway, or a `guppy serve` process. */
+type Api = Pick<ServeProcess, "api">;
+
+describe("send_message, spawn and subagent through the gateway (aimock behind it)", {
   timeout: 90_000,
 }, () => {
   let llm: AsyncMockLlm;
   const homes: Array<ReturnType<typeof tempHome>> = [];
   const running: ServeProcess[] = [];
+  const gateways: InProcessGateway[] = [];
   const home = () => {
     const h = tempHome();
     homes.push(h);
     return h.home;
   };
+  /** The gateway in this process. */
   const serve = async (dir: string, extra: Record<string, string> = {}) => {
-    const s = await startServe(dir, { ...llm.env(), ...extra });
+    const g = await startGateway(dir, llm, { env: extra });
+    gateways.push(g);
+    return g;
+  };
+  /** `guppy serve` as a process (one killed with -9). */
+  const serveProcess = async (dir: string) => {
+    const s = await startServe(dir, llm.env());
     running.push(s);
     return s;
   };
-  const post = async (s: ServeProcess, threadId: string, text: string) => {
+  const post = async (s: Api, threadId: string, text: string) => {
     const r = await s.api(`/v1/threads/${threadId}/messages`, {
       method: "POST",
       body: JSON.stringify({ text }),
@@ -125,7 +137,7 @@ describe("send_message, spawn and subagent through guppy serve (aimock behind it
     expect(r.status).toBe(202);
   };
   /** Waits for a message of guppy's in the thread for which `match` holds. */
-  const botMessage = (s: ServeProcess, threadId: string, match: (text: string) => boolean) =>
+  const botMessage = (s: Api, threadId: string, match: (text: string) => boolean) =>
     waitFor(
       async () =>
         (await threadMessages(s, threadId)).find((m) => m.is_bot && match(m.text)) ?? undefined,
@@ -138,6 +150,7 @@ describe("send_message, spawn and subagent through guppy serve (aimock behind it
   });
   afterEach(async () => {
     for (const open of openers.values()) open();
+    await Promise.all(gateways.splice(0).map((g) => g.stop()));
     for (const s of running.splice(0)) {
       if (s.child.exitCode === null && s.child.signalCode === null) {
         s.child.kill("SIGKILL");
@@ -242,8 +255,15 @@ describe("send_message, spawn and subagent through guppy serve (aimock behind it
     const path = /(\/\S+subagent-\S+\.txt)/.exec(report.text)?.[1] as string;
     expect(path).toContain(join(dir, "http", "api", "many", "artifacts"));
     expect(readFileSync(path, "utf8")).toBe(`${"x".repeat(3000)} END-OF-long-b`);
-    // Handed over once: one prompt carried them.
-    await new Promise((r) => setTimeout(r, 1000));
+    // Handed over once: one prompt carried them, and nothing waits or runs after its answer.
+    await waitFor(
+      () => {
+        const { state, queued } = s.runtime.orchestrator.status("http:api:many");
+        return state !== "running" && state !== "waiting" && queued === 0 ? true : undefined;
+      },
+      10_000,
+      "the thread at rest",
+    );
     const handOvers = (await threadMessages(s, "http:api:many")).filter(
       (m) => !m.is_bot && m.text.includes("[Subagent"),
     );
@@ -252,19 +272,19 @@ describe("send_message, spawn and subagent through guppy serve (aimock behind it
 
   it("a child killed with the gateway (kill -9) is reported to its parent once, at the next start", async () => {
     const dir = home();
-    const first = await serve(dir);
+    const first = await serveProcess(dir);
     gate("gated-forever");
     await post(first, "http:api:orphan", "spawn gated-forever");
     await botMessage(first, "http:api:orphan", (t) => t === "tool done");
     first.child.kill("SIGKILL");
     await first.exited;
-    const second = await serve(dir);
+    const second = await serveProcess(dir);
     const report = await botMessage(second, "http:api:orphan", (t) => t.startsWith("parent saw:"));
     expect(report.text).toContain("http:api:orphan~sub-1");
     expect(report.text).toContain("interrupted when guppy stopped");
     second.child.kill("SIGTERM");
     await second.exited;
-    const third = await serve(dir);
+    const third = await serveProcess(dir);
     await post(third, "http:api:orphan", "anything new?");
     await botMessage(third, "http:api:orphan", (t) => t === "You said: anything new?");
     const handOvers = (await threadMessages(third, "http:api:orphan")).filter(

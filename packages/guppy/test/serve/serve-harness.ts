@@ -149,7 +149,10 @@ export interface LogMessage {
   text: string;
 }
 
-export async function threadMessages(serve: ServeProcess, threadId: string): Promise<LogMessage[]> {
+export async function threadMessages(
+  serve: Pick<ServeProcess, "api">,
+  threadId: string,
+): Promise<LogMessage[]> {
   const r = await serve.api(`/v1/threads/${encodeURIComponent(threadId)}/messages`);
   if (r.status === 404) return [];
   const body = (await r.json()) as { messages: LogMessage[] };
