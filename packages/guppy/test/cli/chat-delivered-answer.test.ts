@@ -2,7 +2,7 @@ import type { ChatCompletionRequest, FixtureResponse } from "@copilotkit/aimock"
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { lastMessage, type MockLlm, requestText, startMockLlm } from "../helpers/mock-llm.js";
 import { cleanEnv, runCli, tempHome } from "../helpers/run-cli.js";
-import { type ServeProcess, startServe } from "../serve/serve-harness.js";
+import { type ServeProcess, startServe, stopServes } from "../serve/serve-harness.js";
 
 /**
  * The model's script. "progress N": send_message "Half way there N" to this conversation, then
@@ -48,10 +48,7 @@ describe("guppy chat shows an answer the run delivered with send_message once", 
     llm = await startMockLlm((request) => script(request));
   });
   afterEach(async () => {
-    for (const s of running.splice(0)) {
-      s.child.kill("SIGTERM");
-      await s.exited;
-    }
+    await stopServes(running, "SIGTERM");
   });
   afterAll(async () => {
     await llm.stop();

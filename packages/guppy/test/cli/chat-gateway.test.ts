@@ -16,6 +16,7 @@ import {
   type ServeProcess,
   startAsyncMockLlm,
   startServe,
+  stopServes,
   threadMessages,
   waitFor,
 } from "../serve/serve-harness.js";
@@ -63,10 +64,7 @@ describe("guppy chat beside guppy serve", () => {
   afterEach(async () => {
     for (const open of gates.values()) open();
     for (const child of children.splice(0)) child.kill("SIGKILL");
-    for (const s of running.splice(0)) {
-      s.child.kill("SIGTERM");
-      await s.exited;
-    }
+    await stopServes(running, "SIGTERM");
   });
   afterAll(async () => {
     await llm.stop();

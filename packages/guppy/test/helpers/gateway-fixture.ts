@@ -15,7 +15,7 @@ import { createCliRedactor } from "../../src/commands/load-cli-config.js";
 import { createRuntime, type Runtime } from "../../src/gateway/create-runtime.js";
 import { createGatewayLogger, describeEventBusReport } from "../../src/gateway/gateway-logger.js";
 import { createGatewayStatus } from "../../src/gateway/gateway-status.js";
-import { type AsyncMockLlm, startAsyncMockLlm } from "../serve/serve-harness.js";
+import { type AsyncMockLlm, authorizedFetch, startAsyncMockLlm } from "../serve/serve-harness.js";
 import { tempHome } from "./run-cli.js";
 
 /**
@@ -126,15 +126,7 @@ export async function startGateway(
     runtime,
     url,
     token,
-    api: (path, init = {}) =>
-      fetch(`${url}${path}`, {
-        ...init,
-        headers: {
-          authorization: `Bearer ${token}`,
-          "content-type": "application/json",
-          ...(init.headers as Record<string, string> | undefined),
-        },
-      }),
+    api: authorizedFetch(url, token),
     terminal: () => {
       gw.flush();
       return terminal;

@@ -18,6 +18,7 @@ import {
   type ServeProcess,
   startAsyncMockLlm,
   startServe,
+  stopServes,
   waitFor,
 } from "./serve-harness.js";
 
@@ -314,12 +315,7 @@ describe("a one-shot missed while guppy serve was killed (a real process, real c
     llm = await startAsyncMockLlm(script);
   });
   afterEach(async () => {
-    for (const s of running.splice(0)) {
-      if (s.child.exitCode === null && s.child.signalCode === null) {
-        s.child.kill("SIGKILL");
-        await s.exited;
-      }
-    }
+    await stopServes(running);
   });
   afterAll(async () => {
     await llm.stop();

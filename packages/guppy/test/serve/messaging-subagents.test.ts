@@ -16,6 +16,7 @@ import {
   type ServeProcess,
   startAsyncMockLlm,
   startServe,
+  stopServes,
   threadMessages,
   waitFor,
 } from "./serve-harness.js";
@@ -151,12 +152,7 @@ describe("send_message, spawn and subagent through the gateway (aimock behind it
   afterEach(async () => {
     for (const open of openers.values()) open();
     await Promise.all(gateways.splice(0).map((g) => g.stop()));
-    for (const s of running.splice(0)) {
-      if (s.child.exitCode === null && s.child.signalCode === null) {
-        s.child.kill("SIGKILL");
-        await s.exited;
-      }
-    }
+    await stopServes(running);
   });
   afterAll(async () => {
     await llm.stop();

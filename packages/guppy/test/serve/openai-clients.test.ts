@@ -15,6 +15,7 @@ import {
   type ServeProcess,
   startAsyncMockLlm,
   startServe,
+  stopServes,
   threadMessages,
   waitFor,
 } from "./serve-harness.js";
@@ -81,12 +82,7 @@ describe("OpenAI-compatible clients (guppy serve, aimock behind it)", () => {
     llm = await startAsyncMockLlm(script);
   });
   afterEach(async () => {
-    for (const s of running.splice(0)) {
-      if (s.child.exitCode === null && s.child.signalCode === null) {
-        s.child.kill("SIGKILL");
-        await s.exited;
-      }
-    }
+    await stopServes(running);
   });
   afterAll(async () => {
     await llm.stop();

@@ -108,15 +108,7 @@ export function startServe(
           stdout: () => stdout,
           stderr: () => stderr,
           exited,
-          api: (path, init = {}) =>
-            fetch(`${url}${path}`, {
-              ...init,
-              headers: {
-                authorization: `Bearer ${token}`,
-                "content-type": "application/json",
-                ...(init.headers as Record<string, string> | undefined),
-              },
-            }),
+          api: authorizedFetch(url, token),
         });
       }
     });
@@ -127,6 +119,35 @@ export function startServe(
       reject(new Error(`guppy serve exited with ${code}\nstdout: ${stdout}\nstderr: ${stderr}`));
     });
   });
+}
+
+/** A fetch against the API at `url` with its bearer token and a JSON content type. */
+export function authorizedFetch(
+  url: string,
+  token: string,
+): (path: string, init?: RequestInit) => Promise<Response> {
+  return (path, init = {}) =>
+    fetch(`${url}${path}`, {
+      ...init,
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        ...(init.headers as Record<string, string> | undefined),
+      },
+    });
+}
+
+/** Sends `signal` to each still-running process of `running` (emptied) and waits for its exit. */
+export async function stopServes(
+  running: ServeProcess[],
+  signal: NodeJS.Signals = "SIGKILL",
+): Promise<void> {
+  for (const s of running.splice(0)) {
+    if (s.child.exitCode === null && s.child.signalCode === null) {
+      s.child.kill(signal);
+      await s.exited;
+    }
+  }
 }
 
 export async function waitFor<T>(

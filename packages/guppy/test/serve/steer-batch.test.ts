@@ -10,6 +10,7 @@ import {
   type ServeProcess,
   startAsyncMockLlm,
   startServe,
+  stopServes,
   threadMessages,
   waitFor,
 } from "./serve-harness.js";
@@ -46,12 +47,7 @@ describe("a steer during a batch of tool calls (guppy serve, real bash)", () => 
     llm = await startAsyncMockLlm(script);
   });
   afterEach(async () => {
-    for (const s of running.splice(0)) {
-      if (s.child.exitCode === null && s.child.signalCode === null) {
-        s.child.kill("SIGTERM");
-        await s.exited;
-      }
-    }
+    await stopServes(running, "SIGTERM");
     for (const h of homes.splice(0)) h.cleanup();
     rmSync(marks, { recursive: true, force: true });
   });
