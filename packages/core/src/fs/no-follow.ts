@@ -11,8 +11,9 @@ import {
   realpathSync,
   renameSync,
   rmSync,
+  writeFileSync,
 } from "node:fs";
-import { isAbsolute, relative, sep } from "node:path";
+import { dirname, isAbsolute, relative, sep } from "node:path";
 import { writeFully } from "./write.js";
 
 // Opening files that a sandboxed tool can reach without following a symlink out of their place.
@@ -166,7 +167,12 @@ export function readAll(fd: number, sizeHint: number): Buffer {
  * existing file keeps its permission bits. A symlink or a folder at the name is refused.
  */
 export function writeNoFollow(root: string, path: string, data: string | Uint8Array): void {
-  if (!procFd) throw new Error("writeNoFollow needs /proc (Linux)");
+  if (!procFd) {
+    // No descriptor paths to open through (not Linux, where no bubblewrap runs either): by path.
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, data);
+    return;
+  }
   const { dir, name } = splitLast(path);
   const dirFd = openFolder(root, dir, true, path);
   try {
